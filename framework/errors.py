@@ -1,0 +1,68 @@
+"""Exceptions raised by lakesieve.
+
+Every error a user can cause derives from :class:`LakesieveError` and carries a
+one-line message naming what is wrong (table, column, index, plugin, option).
+The CLI prints that line and exits with status 2; it never shows a traceback
+for these.
+"""
+
+from __future__ import annotations
+
+
+class LakesieveError(Exception):
+    """Base class of every error lakesieve reports to a user."""
+
+
+class TableNotFoundError(LakesieveError):
+    """No table at the path, or no plugin recognises it."""
+
+
+class AmbiguousFormatError(LakesieveError):
+    """Two or more format plugins claim the same table."""
+
+
+class UnknownPluginError(LakesieveError):
+    """A format or index type was asked for that no installed plugin provides."""
+
+
+class PluginError(LakesieveError):
+    """A plugin misbehaved (wrong return type, missing hook); names the plugin."""
+
+
+class ColumnNotFoundError(LakesieveError):
+    """A predicate or index names a column the table does not have."""
+
+
+class UnsupportedKeyTypeError(LakesieveError):
+    """An index type cannot index a column of this data type."""
+
+
+class PredicateError(LakesieveError):
+    """A ``where`` string could not be parsed or bound to the table schema."""
+
+
+class OptionError(LakesieveError):
+    """An index, write or config option is unknown or has a value of the wrong kind."""
+
+
+class IndexNotFoundError(LakesieveError):
+    """No index of that name exists on the table."""
+
+
+class IndexCorruptError(LakesieveError):
+    """An index file is missing, fails its checksum, or cannot be decoded.
+
+    Readers never surface this to a query: they degrade to a full scan and warn.
+    """
+
+
+class CommitConflictError(LakesieveError):
+    """Another writer committed the same index-log version first."""
+
+
+class InstantNotFoundError(LakesieveError):
+    """An ``as_of`` instant that is not a completed instant of the table."""
+
+
+class WriteError(LakesieveError):
+    """A table write was refused (bad mode, missing record key, schema mismatch...)."""

@@ -1,0 +1,227 @@
+"""Plain value types shared by the framework, format plugins and index types.
+
+These are the nouns of ``DESIGN.md``: instants, locations, read units,
+snapshots, changes, key queries and built indexes. They hold data only; the
+behaviour lives in the hooks (``lakesieve.hookspecs``).
+
+A **location** is an opaque string chosen by the format plugin. It is the unit
+of skipping: for Hudi ``"<partition path>/<file group id>"`` (or just the file
+group id for a non-partitioned table), for Delta and Iceberg the data file's
+path relative to the table root. Index types store and return locations
+without interpreting them.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import decimal as _dec
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import pyarrow as pa
+
+#: Name of the column that carries a row's location when a format plugin reads
+#: with ``with_location=True``.
+LOCATION_COLUMN = "_lakesieve_location"
+
+#: Values a key query may carry after binding to the column's type.
+KeyValue = int | float | str | bytes | _dt.date | _dt.datetime | _dec.Decimal
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """A table as the plugins see it.
+
+    Attributes:
+        path: absolute path (or URI) of the table root.
+        format: the format plugin's name (``"hudi"``, ``"delta"``, ...).
+        options: format-specific options (catalog settings, storage options).
+    """
+
+    path: str
+    format: str
+    options: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, order=True)
+class Instant:
+    """One completed point on a table's timeline.
+
+    ``id`` sorts in timeline order when compared as ``sort_key`` (Hudi instant
+    times are fixed-width digit strings; Delta versions and Iceberg snapshot
+    sequence numbers are zero-padded by their plugins).
+
+    Attributes:
+        sort_key: a string that orders instants along the timeline.
+        id: the instant as the user writes it (Hudi instant time, Delta
+            version, Iceberg snapshot id).
+        action: what produced it (``commit``, ``deltacommit``, ``replacecommit``,
+            ``append``, ...).
+    """
+
+    sort_key: str
+    id: str
+    action: str = ""
+
+
+@dataclass(frozen=True)
+class ReadUnit:
+    """What a query must read for one location at one instant.
+
+    Attributes:
+        location: the location this unit belongs to.
+        base_file: path of the base/data file relative to the table root, or
+            ``None`` for a Hudi file slice made of log files only.
+        log_files: log files (Hudi) relative to the table root, oldest first.
+        delete_files: delete files or deletion vectors (Iceberg/Delta), format-specific strings.
+        partition_values: partition column values as strings, if any.
+        num_records: rows in the base file if known (before merging logs).
+        size_bytes: bytes that reading this unit touches.
+        extra: anything else the format plugin needs to read the unit.
+    """
+
+    location: str
+    base_file: str | None
+    log_files: tuple[str, ...] = ()
+    delete_files: tuple[str, ...] = ()
+    partition_values: Mapping[str, str] = field(default_factory=dict)
+    num_records: int | None = None
+    size_bytes: int = 0
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """The read units visible at one instant (``instant`` is ``None`` for an empty table)."""
+
+    instant: Instant | None
+    units: tuple[ReadUnit, ...]
+
+    @property
+    def locations(self) -> frozenset[str]:
+        """Every location visible in this snapshot."""
+        return frozenset(u.location for u in self.units)
+
+    def units_for(self, locations: frozenset[str] | set[str]) -> tuple[ReadUnit, ...]:
+        """The read units whose location is in ``locations``."""
+        return tuple(u for u in self.units if u.location in locations)
+
+
+@dataclass(frozen=True)
+class Changes:
+    """Locations touched between two instants ``(start, end]``.
+
+    Attributes:
+        start: exclusive lower instant id (``None`` means from the beginning).
+        end: inclusive upper instant id.
+        added: locations that appeared.
+        rewritten: locations whose content changed (new file slice, log file, ...).
+        removed: locations that disappeared.
+    """
+
+    start: str | None
+    end: str
+    added: frozenset[str] = frozenset()
+    rewritten: frozenset[str] = frozenset()
+    removed: frozenset[str] = frozenset()
+
+    @property
+    def touched(self) -> frozenset[str]:
+        """Every location added, rewritten or removed."""
+        return self.added | self.rewritten | self.removed
+
+
+@dataclass(frozen=True)
+class KeyQuery:
+    """One predicate on one indexed column, in the shape an index type answers.
+
+    The planner turns ``=``, ``IN``, ``<``, ``<=``, ``>``, ``>=``, ``BETWEEN``
+    and ``IS NULL`` into one of three kinds. Values are already bound to the
+    column's Python type (int, float, str, bytes, date, datetime, Decimal).
+
+    Attributes:
+        kind: ``"points"`` (equality or IN list), ``"range"`` or ``"is_null"``.
+        values: the points, for ``kind == "points"``.
+        low: lower bound of a range, ``None`` when unbounded.
+        low_inclusive: whether ``low`` itself matches.
+        high: upper bound of a range, ``None`` when unbounded.
+        high_inclusive: whether ``high`` itself matches.
+    """
+
+    kind: Literal["points", "range", "is_null"]
+    values: tuple[Any, ...] = ()
+    low: Any = None
+    low_inclusive: bool = True
+    high: Any = None
+    high_inclusive: bool = True
+
+
+@dataclass(frozen=True)
+class LookupResult:
+    """An index type's answer to a :class:`KeyQuery`.
+
+    ``locations is None`` means "cannot help: every location may match".
+    Otherwise it is a superset of the locations holding a matching row at
+    the index's instant.
+    """
+
+    locations: frozenset[str] | None
+    note: str = ""
+
+    @classmethod
+    def all(cls, note: str = "") -> LookupResult:
+        """The answer that prunes nothing."""
+        return cls(None, note)
+
+
+@dataclass
+class BuiltIndex:
+    """The files and metadata of one index state, as an index type produces them.
+
+    The framework's index store writes every table in ``files`` as an Arrow IPC
+    file with a checksum, and hands the same structure back (read and verified)
+    to ``lakesieve_index_load``. ``meta`` must be JSON-serialisable; it is
+    stored in the index log. Index files are data, never code.
+
+    Attributes:
+        files: named Arrow tables (``"directory"``, ``"blocks"``, ...).
+        meta: small JSON-serialisable metadata (parameters, counts, key type).
+    """
+
+    files: dict[str, pa.Table]
+    meta: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class WriteOptions:
+    """How ``lakesieve write`` changes a table.
+
+    Attributes:
+        mode: ``bulk_insert``, ``insert``, ``upsert`` or ``delete`` (Hudi);
+            ``append``/``overwrite``/``upsert``/``delete`` for other formats.
+        record_key: record key columns (composite keys have several).
+        partition_by: partition columns (empty: not partitioned).
+        table_type: ``cow`` or ``mor`` (Hudi).
+        file_groups: number of file groups for bulk inserts and bucketed writes.
+        bucket_column: integer column whose value mod ``file_groups`` picks the
+            file group of each row.
+        precombine: column that decides which of two rows with one key wins.
+        small_file_limit_bytes: file groups smaller than this take new inserts
+            before new groups are opened.
+        max_file_size_bytes: target upper size of a base file.
+        table_name: name recorded in the table's properties.
+        extra: further format-specific options.
+    """
+
+    mode: str = "upsert"
+    record_key: tuple[str, ...] = ()
+    partition_by: tuple[str, ...] = ()
+    table_type: str = "cow"
+    file_groups: int | None = None
+    bucket_column: str | None = None
+    precombine: str | None = None
+    small_file_limit_bytes: int = 100 * 1024 * 1024
+    max_file_size_bytes: int = 120 * 1024 * 1024
+    table_name: str | None = None
+    extra: Mapping[str, str] = field(default_factory=dict)
