@@ -20,8 +20,6 @@ import pluggy
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from pyspark.sql import DataFrame, SparkSession
-
     from lakesieve.model import (
         BuiltIndex,
         Changes,
@@ -33,6 +31,7 @@ if TYPE_CHECKING:
         TableRef,
         WriteOptions,
     )
+    from pyspark.sql import DataFrame, SparkSession
 
 PROJECT = "lakesieve"
 hookspec = pluggy.HookspecMarker(PROJECT)

@@ -14,7 +14,6 @@ from collections.abc import Callable
 from typing import Any
 
 import pluggy
-
 from lakesieve import hookspecs
 from lakesieve.errors import (
     AmbiguousFormatError,
@@ -34,7 +33,7 @@ def _new_manager() -> pluggy.PluginManager:
         try:
             pm.load_setuptools_entrypoints(hookspecs.PROJECT)
         except pluggy.PluginValidationError as exc:  # signature mismatch names the plugin
-            raise PluginError(f"plugin {exc.plugin_name!r} is invalid: {exc}") from exc
+            raise PluginError(f"plugin {getattr(exc, 'plugin', '?')!r} is invalid: {exc}") from exc
         except Exception as exc:
             raise PluginError(f"loading lakesieve plugins failed: {exc}") from exc
     return pm

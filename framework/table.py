@@ -1,0 +1,527 @@
+"""The table handle: ``lakesieve.open(path)`` and everything done with one table.
+
+A :class:`Table` knows its format plugin and its index store. It builds,
+lists, describes and drops indexes, plans which locations a predicate needs,
+explains that plan without starting Spark, and reads the pruned rows.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from lakesieve import registry
+from lakesieve.errors import (
+    IndexCorruptError,
+    IndexNotFoundError,
+    InstantNotFoundError,
+    LakesieveError,
+    OptionError,
+    TableNotFoundError,
+)
+from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant, Snapshot, TableRef, WriteOptions
+from lakesieve.planner import LakesieveWarning, LoadedIndex, evaluate
+from lakesieve.predicate import BoundPredicate, bind, resolve_column, to_sql
+from lakesieve.store import DEFAULT_DIRNAME, IndexDefinition, IndexState, IndexStore
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+@dataclass
+class Plan:
+    """Which read units a query needs, and why.
+
+    Attributes:
+        table_instant: the instant the query reads (``None`` for an empty table).
+        snapshot: every read unit at that instant.
+        units: the read units selected.
+        bound: the bound predicate (``None`` without a ``where``).
+        indexes: the indexes consulted, with their status.
+        warnings: why pruning was weaker than it could be.
+    """
+
+    table_instant: Instant | None
+    snapshot: Snapshot
+    units: tuple[Any, ...]
+    bound: BoundPredicate | None
+    indexes: list[LoadedIndex] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    plan_ms: float = 0.0
+
+    @property
+    def locations_total(self) -> int:
+        """Locations visible at the instant."""
+        return len(self.snapshot.units)
+
+    @property
+    def locations_selected(self) -> int:
+        """Locations the query will read."""
+        return len(self.units)
+
+
+def open(
+    path: str | os.PathLike[str],
+    format: str | None = None,
+    index_root: str | os.PathLike[str] | None = None,
+    options: dict[str, str] | None = None,
+) -> Table:
+    """Open the table at ``path``; the format is detected when not given.
+
+    Args:
+        path: table root.
+        format: format plugin name; detected from the files when ``None``.
+        index_root: where the index lives (default ``<path>/.lakesieve``).
+        options: format-specific options.
+
+    Raises:
+        TableNotFoundError: nothing at ``path``, or no plugin recognises it.
+        AmbiguousFormatError: two plugins claim the table.
+    """
+    root = os.path.abspath(os.fspath(path))
+    if not os.path.exists(root):
+        raise TableNotFoundError(f"no table at {root!r}: the path does not exist")
+    if format is None:
+        format = registry.identify_format(root)
+    else:
+        registry.require_format(format)
+        if registry.call_optional("lakesieve_format_timeline", table=TableRef(root, format, options or {})) is None:
+            raise TableNotFoundError(f"format plugin {format!r} cannot open a table at {root!r}")
+    return Table(TableRef(root, format, dict(options or {})), index_root)
+
+
+class Table:
+    """One table and its indexes."""
+
+    def __init__(self, ref: TableRef, index_root: str | os.PathLike[str] | None = None) -> None:
+        self.ref = ref
+        self.store = IndexStore(index_root or Path(ref.path) / DEFAULT_DIRNAME)
+        self._loaded: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"Table({self.ref.path!r}, format={self.ref.format!r})"
+
+    @property
+    def path(self) -> str:
+        """The table root."""
+        return self.ref.path
+
+    @property
+    def format(self) -> str:
+        """The format plugin's name."""
+        return self.ref.format
+
+    # ------------------------------------------------------------ timeline
+
+    def timeline(self) -> list[Instant]:
+        """Completed instants, oldest first."""
+        return list(
+            registry.call_first("lakesieve_format_timeline", f"format {self.format!r}", table=self.ref)
+        )
+
+    def resolve_instant(self, as_of: str | None) -> Instant | None:
+        """The instant ``as_of`` names (latest when ``None``).
+
+        Raises:
+            InstantNotFoundError: ``as_of`` is not a completed instant of the table.
+        """
+        line = self.timeline()
+        if as_of is None:
+            return line[-1] if line else None
+        for inst in line:
+            if inst.id == str(as_of):
+                return inst
+        known = ", ".join(i.id for i in line[-5:]) or "none"
+        raise InstantNotFoundError(
+            f"instant {as_of!r} is not a completed instant of table {self.path} (latest: {known})"
+        )
+
+    def schema(self, as_of: str | None = None) -> pa.Schema:
+        """The table's Arrow schema at an instant."""
+        inst = self.resolve_instant(as_of)
+        return registry.call_first(
+            "lakesieve_format_schema",
+            f"format {self.format!r}",
+            table=self.ref,
+            instant=inst.id if inst else None,
+        )
+
+    def snapshot(self, as_of: str | None = None) -> Snapshot:
+        """The read units visible at an instant."""
+        inst = self.resolve_instant(as_of)
+        return self._snapshot(inst)
+
+    def _snapshot(self, inst: Instant | None) -> Snapshot:
+        if inst is None:
+            return Snapshot(None, ())
+        return registry.call_first(
+            "lakesieve_format_snapshot", f"format {self.format!r}", table=self.ref, instant=inst.id
+        )
+
+    # ------------------------------------------------------------ indexes
+
+    def indexes(self) -> list[IndexDefinition]:
+        """Every index declared on the table."""
+        return list(self.store.read_log().indexes.values())
+
+    def index(self, name: str) -> IndexDefinition:
+        """One index by name.
+
+        Raises:
+            IndexNotFoundError: no index of that name.
+        """
+        found = self.store.read_log().indexes.get(name)
+        if found is None:
+            names = ", ".join(sorted(self.store.read_log().indexes)) or "none"
+            raise IndexNotFoundError(f"table {self.path} has no index {name!r} (indexes: {names})")
+        return found
+
+    def build_index(
+        self,
+        column: str,
+        type: str = "sieve",
+        name: str | None = None,
+        options: dict[str, str] | None = None,
+        spark: SparkSession | None = None,
+        as_of: str | None = None,
+    ) -> dict[str, Any]:
+        """Build (or rebuild) an index on ``column`` at an instant (latest by default).
+
+        Every argument is checked before Spark starts: the column must exist,
+        the index type must be installed and accept the column's type and the
+        options. Returns the new state's description.
+        """
+        registry.require_index_type(type)
+        inst = self.resolve_instant(as_of)
+        if inst is None:
+            raise LakesieveError(f"table {self.path} has no completed instant to index")
+        schema = registry.call_first(
+            "lakesieve_format_schema", f"format {self.format!r}", table=self.ref, instant=inst.id
+        )
+        col = resolve_column(schema, column, self.path)
+        str_options = {str(k): str(v) for k, v in (options or {}).items()}
+        params = registry.call_first(
+            "lakesieve_index_validate",
+            f"index type {type!r}",
+            index_type=type,
+            options=str_options,
+            key_type=col.spark_type,
+        )
+        name = name or f"{col.name}_{type}"
+        existing = self.store.read_log().indexes.get(name)
+        if existing is not None and (existing.type != type or existing.column != col.name):
+            raise OptionError(
+                f"index {name!r} on table {self.path} already exists as {existing.type} on "
+                f"column {existing.column!r}; drop it first or choose another --name"
+            )
+        from lakesieve.session import get_spark
+
+        spark = spark or get_spark()
+        started = time.perf_counter()
+        snapshot = self._snapshot(inst)
+        frame = registry.call_first(
+            "lakesieve_format_read",
+            f"format {self.format!r}",
+            table=self.ref,
+            spark=spark,
+            units=snapshot.units,
+            instant=inst.id,
+            with_location=True,
+        )
+        from pyspark.sql import functions as F
+
+        relation = frame.select(F.col(col.name).alias("key"), F.col(LOCATION_COLUMN).alias("location"))
+        built = registry.call_first(
+            "lakesieve_index_build",
+            f"index type {type!r}",
+            index_type=type,
+            spark=spark,
+            relation=relation,
+            key_type=col.spark_type,
+            params=params,
+        )
+        if not isinstance(built, BuiltIndex):
+            got = built.__class__.__name__
+            raise LakesieveError(f"index type {type!r} returned {got} from build, not BuiltIndex")
+        build_seconds = time.perf_counter() - started
+        built.meta.setdefault("build_seconds", round(build_seconds, 3))
+        state_id, records = self.store.write_files(name, built)
+
+        def actions(snap: Any) -> list[dict[str, Any]]:
+            out: list[dict[str, Any]] = []
+            if snap.table_fingerprint is None:
+                out.append({"op": "table", "fingerprint": self._fingerprint()})
+            current = snap.indexes.get(name)
+            if current is None or current.params != params or current.key_type != col.spark_type:
+                out.append(
+                    {
+                        "op": "define",
+                        "index": name,
+                        "type": type,
+                        "column": col.name,
+                        "key_type": col.spark_type,
+                        "params": params,
+                    }
+                )
+            out.append(
+                {
+                    "op": "add_state",
+                    "index": name,
+                    "state_id": state_id,
+                    "instant": inst.id,
+                    "instant_sort_key": inst.sort_key,
+                    "files": records,
+                    "meta": built.meta,
+                    "created_ms": int(time.time() * 1000),
+                }
+            )
+            return out
+
+        self.store.commit_with_retry(actions)
+        return self.describe_index(name)
+
+    def _fingerprint(self) -> str:
+        line = self.timeline()
+        first = line[0].id if line else ""
+        return f"{self.format}:{first}"
+
+    def drop_index(self, name: str) -> None:
+        """Drop an index and delete its files."""
+        definition = self.index(name)
+        self.store.commit_with_retry(lambda snap: [{"op": "drop", "index": name}])
+        self.store.delete_state_files(definition.states)
+
+    def _load(self, definition: IndexDefinition, state: IndexState) -> Any:
+        if state.state_id in self._loaded:
+            return self._loaded[state.state_id]
+        files = self.store.read_files(state)
+        obj = registry.call_first(
+            "lakesieve_index_load",
+            f"index type {definition.type!r}",
+            index_type=definition.type,
+            built=BuiltIndex(files=files, meta=dict(state.meta)),
+        )
+        self._loaded[state.state_id] = obj
+        return obj
+
+    def describe_index(self, name: str) -> dict[str, Any]:
+        """Type, column, instants, size and the index type's own description."""
+        definition = self.index(name)
+        state = definition.latest()
+        out: dict[str, Any] = {
+            "name": definition.name,
+            "type": definition.type,
+            "column": definition.column,
+            "key_type": definition.key_type,
+            "params": definition.params,
+            "instants": [s.instant for s in definition.states],
+            "instant": state.instant if state else None,
+            "size_bytes": state.size_bytes if state else 0,
+        }
+        if state is not None:
+            out["build_seconds"] = state.meta.get("build_seconds")
+            try:
+                obj = self._load(definition, state)
+                details = registry.call_optional(
+                    "lakesieve_index_describe", index_type=definition.type, index=obj
+                )
+                if details:
+                    out["details"] = details
+            except Exception as exc:
+                out["error"] = f"unreadable: {exc}"
+        return out
+
+    # ------------------------------------------------------------ planning
+
+    def _loaded_indexes(self, inst: Instant, columns: set[str], snapshot: Snapshot) -> tuple[list[LoadedIndex], list[str]]:
+        notes: list[str] = []
+        try:
+            log = self.store.read_log()
+        except IndexCorruptError as exc:
+            msg = f"index log of table {self.path} is unreadable ({exc}); reading every location"
+            warnings.warn(msg, LakesieveWarning, stacklevel=3)
+            return [], [msg]
+        timeline = {i.id: i for i in self.timeline()}
+        out: list[LoadedIndex] = []
+        for definition in log.indexes.values():
+            if definition.column not in columns:
+                continue
+            state = definition.state_for(inst.sort_key)
+            item = LoadedIndex(definition, state)
+            out.append(item)
+            if state is None:
+                item.error = "never built"
+                continue
+            if state.instant not in timeline:
+                item.error = (
+                    f"index instant {state.instant} is not on the timeline of table {self.path} "
+                    "(archived, or the index belongs to another table)"
+                )
+                notes.append(f"index {definition.name!r}: {item.error}; not used")
+                warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
+                continue
+            try:
+                item.obj = self._load(definition, state)
+            except Exception as exc:
+                item.error = f"unreadable: {exc}"
+                notes.append(f"index {definition.name!r} is unreadable ({exc}); not used")
+                warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
+                continue
+            if state.instant != inst.id:
+                try:
+                    changes = registry.call_first(
+                        "lakesieve_format_changes",
+                        f"format {self.format!r}",
+                        table=self.ref,
+                        start=state.instant,
+                        end=inst.id,
+                    )
+                    item.added_for_staleness = changes.touched & snapshot.locations
+                except Exception as exc:
+                    item.obj = None
+                    item.error = f"changes since index instant unknown: {exc}"
+                    notes.append(f"index {definition.name!r}: {item.error}; not used")
+                    warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
+        return out, notes
+
+    def plan(self, where: Any = None, as_of: str | None = None) -> Plan:
+        """Decide which read units a query needs. Does not start Spark.
+
+        ``where`` is a predicate string or an unbound predicate tree.
+        """
+        started = time.perf_counter()
+        inst = self.resolve_instant(as_of)
+        snapshot = self._snapshot(inst)
+        if where is None or (isinstance(where, str) and not where.strip()):
+            return Plan(inst, snapshot, snapshot.units, None, plan_ms=_ms(started))
+        schema = registry.call_first(
+            "lakesieve_format_schema", f"format {self.format!r}", table=self.ref, instant=inst.id if inst else None
+        )
+        bound = bind(where, schema, self.path)
+        if inst is None:
+            return Plan(inst, snapshot, (), bound, plan_ms=_ms(started))
+        loaded, notes = self._loaded_indexes(inst, set(bound.columns), snapshot)
+        by_column: dict[str, list[LoadedIndex]] = {}
+        for item in loaded:
+            by_column.setdefault(item.definition.column, []).append(item)
+        answer = evaluate(bound.node, by_column)
+        units = snapshot.units if answer is None else snapshot.units_for(answer)
+        return Plan(inst, snapshot, units, bound, loaded, notes, plan_ms=_ms(started))
+
+    def explain(self, where: str | None = None, as_of: str | None = None) -> dict[str, Any]:
+        """What a query would read and which index contributed what. Does not start Spark."""
+        plan = self.plan(where, as_of)
+        indexes = []
+        for item in plan.indexes:
+            d = item.definition
+            entry: dict[str, Any] = {
+                "name": d.name,
+                "type": d.type,
+                "column": d.column,
+                "instant": item.state.instant if item.state else None,
+                "size_bytes": item.state.size_bytes if item.state else 0,
+                "status": "used" if item.usable and item.answered else ("unusable" if item.error else "not applicable"),
+            }
+            if item.error:
+                entry["reason"] = item.error
+            if item.usable and item.answered:
+                entry["locations_selected"] = len(item.selected)
+            if item.state is not None and plan.table_instant is not None and item.state.instant != plan.table_instant.id:
+                entry["stale"] = True
+                entry["locations_added_for_staleness"] = len(item.added_for_staleness)
+            indexes.append(entry)
+        total_bytes = sum(u.size_bytes for u in plan.snapshot.units)
+        sel_bytes = sum(u.size_bytes for u in plan.units)
+        return {
+            "table": self.path,
+            "format": self.format,
+            "where": where,
+            "predicate_sql": to_sql(plan.bound) if plan.bound else None,
+            "as_of": as_of,
+            "table_instant": plan.table_instant.id if plan.table_instant else None,
+            "locations_total": plan.locations_total,
+            "locations_selected": plan.locations_selected,
+            "bytes_total": total_bytes,
+            "bytes_selected": sel_bytes,
+            "selected": sorted(u.location for u in plan.units),
+            "indexes": indexes,
+            "warnings": plan.warnings,
+            "plan_ms": round(plan.plan_ms, 3),
+        }
+
+    # ------------------------------------------------------------ reading
+
+    def read(
+        self,
+        spark: SparkSession | None = None,
+        where: str | None = None,
+        as_of: str | None = None,
+    ) -> DataFrame:
+        """The rows matching ``where`` at ``as_of``, reading only the locations the indexes allow."""
+        plan = self.plan(where, as_of)
+        return self.read_plan(plan, spark)
+
+    def read_plan(self, plan: Plan, spark: SparkSession | None = None) -> DataFrame:
+        """Read the units of a plan and apply its predicate."""
+        from lakesieve.session import get_spark
+
+        spark = spark or get_spark()
+        frame = registry.call_first(
+            "lakesieve_format_read",
+            f"format {self.format!r}",
+            table=self.ref,
+            spark=spark,
+            units=plan.units,
+            instant=plan.table_instant.id if plan.table_instant else None,
+            with_location=False,
+        )
+        if plan.bound is not None:
+            frame = frame.where(to_sql(plan.bound))
+        return frame
+
+    def full_read(self, spark: SparkSession | None = None, where: str | None = None, as_of: str | None = None) -> DataFrame:
+        """The same rows as :meth:`read` without any index (for checks and benchmarks)."""
+        plan = self.plan(None, as_of)
+        if where:
+            schema = self.schema(as_of)
+            plan.bound = bind(where, schema, self.path)
+        return self.read_plan(plan, spark)
+
+
+def _ms(started: float) -> float:
+    return (time.perf_counter() - started) * 1000.0
+
+
+def write(
+    path: str | os.PathLike[str],
+    df: DataFrame,
+    format: str | None = None,
+    options: WriteOptions | None = None,
+    spark: SparkSession | None = None,
+) -> Instant:
+    """Write ``df`` to the table at ``path`` as one commit (creating it if needed).
+
+    The format is detected for an existing table; a new table needs ``format``.
+    """
+    root = os.path.abspath(os.fspath(path))
+    if format is None:
+        if not os.path.exists(root):
+            raise TableNotFoundError(f"no table at {root!r}; give a format to create one")
+        format = registry.identify_format(root)
+    registry.require_format(format)
+    from lakesieve.session import get_spark
+
+    spark = spark or get_spark()
+    return registry.call_first(
+        "lakesieve_format_write",
+        f"format {format!r}",
+        table=TableRef(root, format, {}),
+        spark=spark,
+        df=df,
+        options=options or WriteOptions(),
+    )

@@ -1,0 +1,100 @@
+"""The ``lakesieve`` command: forms, JSON output, and clean failures on bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import lakesieve
+import pytest
+from lakesieve.cli import main
+
+from .tables import df_of, make_rows, write_rows
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def cli_table(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("cli") / "t"
+    write_rows(spark, path, make_rows(range(0, 600), 1), mode="bulk_insert", file_groups=4)
+    return path
+
+
+def _log_version(path: Path) -> int:
+    return lakesieve.open(path).store.read_log().version
+
+
+def test_write_build_explain_query(spark: Any, cli_table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    src = tmp_path / "more.parquet"
+    df_of(spark, make_rows(range(600, 700), 2)).write.parquet(str(src))
+    assert main(["write", str(cli_table), "--from", str(src), "--record-key", "id", "--mode", "insert"]) == 0
+    assert main(["index", "build", str(cli_table), "--column", "k", "--type", "sieve"]) == 0
+    capsys.readouterr()
+    assert main(["explain", str(cli_table), "--where", "k = 5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    for key in ("table_instant", "locations_total", "locations_selected", "indexes"):
+        assert key in out
+    idx = out["indexes"][0]
+    assert {"name", "type", "column", "instant", "size_bytes"} <= set(idx)
+    assert idx["type"] == "sieve" and idx["column"] == "k" and idx["size_bytes"] > 0
+    assert 1 <= out["locations_selected"] < out["locations_total"]
+    dest = tmp_path / "rows"
+    assert main(["query", str(cli_table), "--where", "k = 5", "--output", str(dest)]) == 0
+    got = sorted(r["id"] for r in spark.read.parquet(str(dest)).collect())
+    assert got == [15, 16, 17]
+    capsys.readouterr()
+    assert main(["index", "list", str(cli_table), "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert [(r["name"], r["type"], r["column"]) for r in listed] == [("k_sieve", "sieve", "k")]
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["explain", "{missing}", "--where", "k = 1"], "no table at"),
+        (["explain", "{table}", "--where", "nope = 1"], "unknown column 'nope'"),
+        (["explain", "{table}", "--where", "k = = 1"], "malformed predicate"),
+        (["explain", "{table}", "--where", "k = 1", "--as-of", "19990101000000000"], "instant '19990101000000000'"),
+        (["index", "build", "{table}", "--column", "k", "--type", "quantum"], "unknown index type 'quantum'"),
+        (["index", "build", "{table}", "--column", "nope", "--type", "sieve"], "unknown column 'nope'"),
+        (["index", "build", "{table}", "--column", "k", "--option", "bogus=1"], "bogus"),
+        (["index", "describe", "{table}", "no_such_index"], "no index 'no_such_index'"),
+        (["index", "drop", "{table}", "no_such_index"], "no index 'no_such_index'"),
+        (["explain", "{table}", "--where", "k = 1", "--format", "parquetish"], "unknown table format 'parquetish'"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(cli_table: Path, tmp_path: Path, argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    before = _log_version(cli_table)
+    files_before = sorted(p.relative_to(cli_table) for p in cli_table.rglob("*"))
+    args = [a.format(table=cli_table, missing=tmp_path / "nothing") for a in argv]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("lakesieve: error: ") and needle in err[0], err
+    assert _log_version(cli_table) == before
+    assert sorted(p.relative_to(cli_table) for p in cli_table.rglob("*")) == files_before
+
+
+def test_bad_input_no_traceback_in_a_real_process(cli_table: Path) -> None:
+    env = dict(os.environ)
+    proc = subprocess.run(
+        [sys.executable, "-m", "lakesieve.cli", "explain", str(cli_table), "--where", "k >"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.strip().startswith("lakesieve: error: malformed predicate")
+
+
+def test_explain_does_not_start_spark(cli_table: Path) -> None:
+    code = (
+        "import sys, json; from lakesieve.cli import main; rc = main(['explain', sys.argv[1], '--where', 'k = 3', '--json']);"
+        "import pyspark.sql as s; assert s.SparkSession.getActiveSession() is None; sys.exit(rc)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code, str(cli_table)], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["locations_total"] == 4

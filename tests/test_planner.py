@@ -1,0 +1,114 @@
+"""The planner walks AND/OR/NOT and never returns fewer locations than the truth.
+
+A brute-force index type registered here answers each key query exactly, so
+the planner's combination logic is tested on its own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from lakesieve.model import KeyQuery, LookupResult
+from lakesieve.planner import LoadedIndex, evaluate, leaf_queries
+from lakesieve.predicate import And, Between, Compare, Const, InList, IsNull, Not, Or, Predicate
+from lakesieve.store import IndexDefinition, IndexState
+
+from .test_predicate import _eval, trees
+
+
+def _matches(q: KeyQuery, key: int | None) -> bool:
+    if q.kind == "is_null":
+        return key is None
+    if key is None:
+        return False
+    if q.kind == "points":
+        return key in q.values
+    if q.low is not None and (key < q.low or (key == q.low and not q.low_inclusive)):
+        return False
+    return not (q.high is not None and (key > q.high or (key == q.high and not q.high_inclusive)))
+
+
+class BruteForce:
+    """An exact in-memory index over (key, location) pairs, for tests."""
+
+    def __init__(self, pairs: list[tuple[int | None, str]]) -> None:
+        self.pairs = pairs
+
+    def lookup(self, q: KeyQuery) -> LookupResult:
+        return LookupResult(frozenset(loc for k, loc in self.pairs if _matches(q, k)))
+
+
+class BrokenIndex:
+    def lookup(self, q: KeyQuery) -> LookupResult:
+        raise RuntimeError("boom")
+
+
+class _Plugin:
+    from lakesieve.hookspecs import hookimpl
+
+    @hookimpl
+    def lakesieve_index_lookup(self, index_type: str, index: Any, query: KeyQuery) -> LookupResult | None:
+        if index_type != "brute":
+            return None
+        return index.lookup(query)
+
+
+def _loaded(obj: Any) -> LoadedIndex:
+    d = IndexDefinition("a_brute", "brute", "a", "bigint", {})
+    s = IndexState("a_brute", "s", "1", "1", (), {}, 0)
+    return LoadedIndex(d, s, obj=obj)
+
+
+def setup_module() -> None:
+    from lakesieve.registry import get_plugin_manager
+
+    pm = get_plugin_manager()
+    if not pm.has_plugin("test-brute"):
+        pm.register(_Plugin(), name="test-brute")
+
+
+relations = st.lists(
+    st.tuples(st.one_of(st.none(), st.integers(-4, 10)), st.sampled_from([f"L{i}" for i in range(6)])),
+    min_size=0,
+    max_size=30,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(relations, trees)
+def test_answer_covers_every_true_location(pairs: list[tuple[int | None, str]], tree: Predicate) -> None:
+    by_column = {"a": [_loaded(BruteForce(pairs))]}
+    answer = evaluate(tree, by_column)
+    truth = {loc for key, loc in pairs if _eval(tree, {"a": key}) is True}
+    if answer is not None:
+        assert truth <= answer, (tree, truth, answer)
+
+
+def test_and_intersects_or_unites() -> None:
+    pairs = [(1, "A"), (2, "B"), (3, "C")]
+    by_column = {"a": [_loaded(BruteForce(pairs))]}
+    assert evaluate(And((Compare("a", ">=", 2), Compare("a", "<=", 2))), by_column) == {"B"}
+    assert evaluate(Or((Compare("a", "=", 1), Compare("a", "=", 3))), by_column) == {"A", "C"}
+    assert evaluate(Not(Compare("a", "<", 3)), by_column) == {"C"}
+    assert evaluate(Or((Compare("a", "=", 1), Compare("a", "!=", 3))), by_column) is None
+    assert evaluate(Const(False), by_column) == frozenset()
+    assert evaluate(Compare("b", "=", 1), by_column) is None  # no index on b
+
+
+def test_failing_index_degrades_to_all_with_a_warning() -> None:
+    import pytest
+    from lakesieve.planner import LakesieveWarning
+
+    by_column = {"a": [_loaded(BrokenIndex())]}
+    with pytest.warns(LakesieveWarning, match="failed"):
+        assert evaluate(Compare("a", "=", 1), by_column) is None
+
+
+def test_leaf_queries_shapes() -> None:
+    assert leaf_queries(Compare("a", "!=", 1)) is None
+    assert leaf_queries(InList("a", (1, 2), negated=True)) is None
+    assert leaf_queries(IsNull("a", negated=True)) is None
+    nb = leaf_queries(Between("a", 1, 5, negated=True))
+    assert nb is not None and len(nb) == 2
