@@ -176,6 +176,17 @@ def cmd_query(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    """``lakesieve bench``: measured figures as JSON (see BENCHMARKS.md)."""
+    from lakesieve.benchmark import main as bench_main
+
+    argv = ["--suite", args.suite, "--scale", str(args.scale), "--workdir", args.workdir,
+            "--queries", str(args.queries)]
+    if args.json_path:
+        argv += ["--json", args.json_path]
+    return bench_main(argv)
+
+
 def cmd_demo(args: argparse.Namespace) -> int:
     """``lakesieve demo``: the main job on an embedded default."""
     from lakesieve.demo import run_demo
@@ -250,6 +261,14 @@ def build_parser() -> argparse.ArgumentParser:
     dm.add_argument("--scale", type=float, default=0.1, help="TPC-H scale factor (default 0.1)")
     dm.add_argument("--workdir", help="where to put the data (default: a temporary folder)")
     dm.set_defaults(func=cmd_demo)
+
+    bn = sub.add_parser("bench", help="run a benchmark suite and print its figures as JSON")
+    bn.add_argument("--suite", default="skeleton", choices=["skeleton"])
+    bn.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor (default 1)")
+    bn.add_argument("--workdir", default="bench-data", help="where data and tables go")
+    bn.add_argument("--queries", type=int, default=200)
+    bn.add_argument("--json", dest="json_path", help="also write the figures to this file")
+    bn.set_defaults(func=cmd_bench)
     return p
 
 

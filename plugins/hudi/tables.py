@@ -1,0 +1,117 @@
+"""Opening a Hudi table through hudi-rs, and the table settings the plugin needs.
+
+A fresh :class:`hudi.HudiTable` is built for every driver-side hook call: it
+loads ``hoodie.properties`` and the active timeline, which takes well under a
+millisecond on local storage, and a cached one would miss new commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pyarrow as pa
+from hudi import HudiReadOptions, HudiTable, HudiTableBuilder
+from lakesieve.errors import TableNotFoundError
+from lakesieve.model import TableRef
+from lakesieve.plugins.hudi.partitions import partition_fields
+
+
+def open_table(path: str, options: Mapping[str, str] | None = None) -> HudiTable:
+    """Open the Hudi table at ``path`` with hudi-rs.
+
+    Args:
+        path: table root (local path or URI).
+        options: Hudi (``hoodie.*``) or storage options handed to hudi-rs.
+
+    Raises:
+        TableNotFoundError: hudi-rs cannot open a table there.
+    """
+    builder = HudiTableBuilder.from_base_uri(path)
+    if options:
+        builder = builder.with_options(dict(options))
+    try:
+        return builder.build()
+    except Exception as exc:
+        raise TableNotFoundError(f"cannot open Hudi table {path!r}: {exc}") from exc
+
+
+def open_ref(table: TableRef) -> HudiTable:
+    """Open the table a :class:`~lakesieve.model.TableRef` names."""
+    return open_table(table.path, table.options)
+
+
+def as_of(instant: str | None) -> HudiReadOptions:
+    """Snapshot read options as of ``instant`` (the latest commit when ``None``)."""
+    options = HudiReadOptions()
+    return options.with_as_of_timestamp(instant) if instant else options
+
+
+def _flag(value: str | None, default: bool | None) -> bool | None:
+    if value is None or value.strip() == "":
+        return default
+    return value.strip().lower() == "true"
+
+
+@dataclass(frozen=True)
+class TableConfig:
+    """The ``hoodie.properties`` settings the plugin reads.
+
+    Attributes:
+        version: ``hoodie.table.version`` (6, 8, 9...).
+        table_type: ``COPY_ON_WRITE`` or ``MERGE_ON_READ``.
+        layout_version: ``hoodie.timeline.layout.version`` (1 up to table
+            version 6, 2 from version 8 on: completion times in file names).
+        timeline_dir: timeline folder relative to the table root.
+        history_dir: archived-timeline folder relative to the table root.
+        partition_fields: partition field names, in order.
+        hive_style: whether partition paths are ``field=value`` (``None`` if unset).
+        url_encoded: whether partition values are URL-encoded.
+        populates_meta_fields: whether data files carry ``_hoodie_*`` values.
+    """
+
+    version: int
+    table_type: str
+    layout_version: int
+    timeline_dir: str
+    history_dir: str
+    partition_fields: tuple[str, ...]
+    hive_style: bool | None
+    url_encoded: bool
+    populates_meta_fields: bool
+
+
+def table_config(table: HudiTable) -> TableConfig:
+    """Read the plugin's view of a table's configuration from hudi-rs."""
+    opts = table.hudi_options()
+    version = int(opts.get("hoodie.table.version", "6") or 6)
+    layout = int(opts.get("hoodie.timeline.layout.version", "2" if version >= 8 else "1") or 1)
+    if layout >= 2:
+        timeline_dir = ".hoodie/" + (opts.get("hoodie.timeline.path") or "timeline").strip("/")
+        history_dir = timeline_dir + "/" + (opts.get("hoodie.timeline.history.path") or "history")
+    else:
+        timeline_dir = ".hoodie"
+        history_dir = ".hoodie/" + (opts.get("hoodie.archivelog.folder") or "archived").strip("/")
+    return TableConfig(
+        version=version,
+        table_type=opts.get("hoodie.table.type", "COPY_ON_WRITE"),
+        layout_version=layout,
+        timeline_dir=timeline_dir,
+        history_dir=history_dir,
+        partition_fields=partition_fields(opts.get("hoodie.table.partition.fields")),
+        hive_style=_flag(opts.get("hoodie.datasource.write.hive_style_partitioning"), None),
+        url_encoded=bool(_flag(opts.get("hoodie.datasource.write.partitionpath.urlencode"), False)),
+        populates_meta_fields=bool(_flag(opts.get("hoodie.populate.meta.fields"), True)),
+    )
+
+
+def read_schema(table: HudiTable) -> pa.Schema:
+    """The Arrow schema of the rows a snapshot read returns.
+
+    That is the table schema with the five ``_hoodie_*`` meta columns first,
+    unless the table does not populate meta fields: then hudi-rs leaves them
+    out even where the data files carry (empty) meta columns, and so do we.
+    """
+    if table_config(table).populates_meta_fields:
+        return table.get_schema_with_meta_fields()
+    return table.get_schema()
