@@ -138,6 +138,15 @@ def lakesieve_format_write(
     """
 
 
+@hookspec(firstresult=True)
+def lakesieve_format_index_root(table: TableRef) -> str | None:
+    """Where lakesieve keeps this table's indexes by default, or ``None`` for ``<table>/.lakesieve``.
+
+    A format whose own maintenance (orphan-file removal, vacuum) would delete
+    unknown files under the table root answers with a safe location.
+    """
+
+
 # ---------------------------------------------------------------------------
 # index hooks: what an index type must answer
 # ---------------------------------------------------------------------------

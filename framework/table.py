@@ -100,6 +100,8 @@ class Table:
 
     def __init__(self, ref: TableRef, index_root: str | os.PathLike[str] | None = None) -> None:
         self.ref = ref
+        if index_root is None:
+            index_root = registry.call_optional("lakesieve_format_index_root", table=ref)
         self.store = IndexStore(index_root or Path(ref.path) / DEFAULT_DIRNAME)
         self._loaded: dict[str, Any] = {}
 

@@ -1,0 +1,1 @@
+"""Contract test kits that format plugins and index types run (pytest)."""

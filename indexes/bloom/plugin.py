@@ -1,0 +1,1 @@
+"""Hook implementations of the bloom plugin (being written)."""
