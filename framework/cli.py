@@ -18,6 +18,8 @@ from typing import Any
 from lakesieve.errors import LakesieveError, OptionError
 
 EXIT_USAGE = 2
+#: Spark settings for long commands: show stage progress on stderr.
+PROGRESS = {"spark.ui.showConsoleProgress": "true"}
 
 
 def _csv(value: str | None) -> tuple[str, ...]:
@@ -66,7 +68,7 @@ def cmd_write(args: argparse.Namespace) -> int:
         table_name=args.table_name,
         extra=_kv(args.write_option),
     )
-    spark = get_spark()
+    spark = get_spark(conf=PROGRESS)
     df = spark.read.parquet(args.source)
     started = time.perf_counter()
     inst = write(args.table, df, format=args.format, options=options, spark=spark)
@@ -80,10 +82,10 @@ def cmd_index(args: argparse.Namespace) -> int:
 
     table = open_table(args.table, format=args.format)
     if args.index_cmd == "build":
-        print(f"building {args.type} index on {table.path} column {args.column} ...", file=sys.stderr)
         started = time.perf_counter()
         desc = table.build_index(
-            args.column, type=args.type, name=args.name, options=_kv(args.option), as_of=args.as_of
+            args.column, type=args.type, name=args.name, options=_kv(args.option), as_of=args.as_of,
+            spark_conf=PROGRESS, progress=lambda msg: print(msg, file=sys.stderr, flush=True),
         )
         if args.json:
             _print_json(desc)

@@ -14,6 +14,7 @@ same thing to Spark::
     op        := "=" | "==" | "!=" | "<>" | "<" | "<=" | ">" | ">="
     literal   := number | 'string' | "string" | DATE 'yyyy-mm-dd'
                | TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.ffffff]' | TRUE | FALSE | NULL
+               | CAST "(" literal AS type ")"
     column    := name | `quoted name`
 
 Parsing gives an unbound tree of column names and raw literals;
@@ -125,8 +126,8 @@ _NEGATE = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 _TOKEN = re.compile(
     r"""\s*(?:
       (?P<num>[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
-    | (?P<str>'(?:[^']|'')*')
-    | (?P<dstr>"(?:[^"]|"")*")
+    | (?P<str>'(?:[^'\\]|\\.)*')
+    | (?P<dstr>"(?:[^"\\]|\\.)*")
     | (?P<bq>`(?:[^`]|``)+`)
     | (?P<op><=|>=|<>|!=|==|=|<|>)
     | (?P<punct>[(),])
@@ -135,7 +136,10 @@ _TOKEN = re.compile(
     re.VERBOSE,
 )
 
-_KEYWORDS = {"AND", "OR", "NOT", "IN", "BETWEEN", "IS", "NULL", "TRUE", "FALSE", "DATE", "TIMESTAMP"}
+_KEYWORDS = {
+    "AND", "OR", "NOT", "IN", "BETWEEN", "IS", "NULL", "TRUE", "FALSE",
+    "DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "CAST", "AS",
+}
 
 
 @dataclass(frozen=True)
@@ -233,6 +237,29 @@ class _Parser:
         tok = self.peek()
         return tok is not None and (tok.kind == "bq" or tok.kind == "word")
 
+    def cast_literal(self) -> Literal:
+        """``CAST(literal AS type)``: the literal; binding converts it to the column's type."""
+        self.expect_punct("(")
+        inner = self.literal()
+        if not self.accept_kw("AS"):
+            raise self.fail("AS in CAST")
+        tok = self.take()
+        if tok.kind not in ("word", "kw"):
+            self.i -= 1
+            raise self.fail("a type name in CAST")
+        nxt = self.peek()
+        if nxt is not None and nxt.kind == "punct" and nxt.text == "(":  # decimal(p, s)
+            self.i += 1
+            while True:
+                t = self.take()
+                if t.kind == "punct" and t.text == ")":
+                    break
+                if t.kind not in ("num", "punct"):
+                    self.i -= 1
+                    raise self.fail("a type parameter")
+        self.expect_punct(")")
+        return inner
+
     def column(self) -> str:
         tok = self.take()
         if tok.kind == "bq":
@@ -246,20 +273,25 @@ class _Parser:
         tok = self.take()
         if tok.kind == "num":
             return Literal("number", tok.text)
-        if tok.kind == "str":
-            return Literal("string", tok.text[1:-1].replace("''", "'"))
-        if tok.kind == "dstr":
-            return Literal("string", tok.text[1:-1].replace('""', '"'))
+        if tok.kind in ("str", "dstr"):
+            # like Spark: backslash escapes, and adjacent literals concatenate
+            text = _unescape(tok.text[1:-1])
+            while (nxt := self.peek()) is not None and nxt.kind in ("str", "dstr"):
+                self.i += 1
+                text += _unescape(nxt.text[1:-1])
+            return Literal("string", text)
         if tok.kind == "kw" and tok.text in ("TRUE", "FALSE"):
             return Literal("bool", tok.text)
         if tok.kind == "kw" and tok.text == "NULL":
             return Literal("null", "NULL")
-        if tok.kind == "kw" and tok.text in ("DATE", "TIMESTAMP"):
+        if tok.kind == "kw" and tok.text in ("DATE", "TIMESTAMP", "TIMESTAMP_NTZ"):
             nxt = self.take()
             if nxt.kind != "str":
                 self.i -= 1
                 raise self.fail(f"a quoted {tok.text.lower()} after {tok.text}")
-            return Literal(tok.text.lower(), nxt.text[1:-1])
+            return Literal("date" if tok.text == "DATE" else "timestamp", nxt.text[1:-1])
+        if tok.kind == "kw" and tok.text == "CAST":
+            return self.cast_literal()
         self.i -= 1
         raise self.fail("a literal")
 
@@ -307,6 +339,25 @@ class _Parser:
                 raise self.fail("NULL after IS")
             return IsNull(col, neg)
         raise self.fail("an operator, IN, BETWEEN or IS after column " + repr(col))
+
+
+_ESCAPES = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a", "%": "\\%", "_": "\\_"}
+
+
+def _unescape(body: str) -> str:
+    """Spark's string-literal escapes: ``\\'`` is a quote, ``\\\\`` a backslash, ``\\n`` a newline..."""
+    out: list[str] = []
+    i = 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            out.append(_ESCAPES.get(nxt, nxt))
+            i += 2
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def _norm_op(op: str) -> str:
@@ -604,7 +655,9 @@ def sql_literal(value: Any, col: BoundColumn) -> str:
     if isinstance(value, bytes):
         return "X'" + value.hex() + "'"
     if isinstance(value, str):
-        return "'" + value.replace("\\", "\\\\").replace("'", "\\'") + "'"
+        escaped = value.replace("\\", "\\\\").replace("'", "\\'")
+        escaped = escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+        return "'" + escaped + "'"
     if isinstance(value, float):
         return f"CAST({value!r} AS {t.upper()})"
     if isinstance(value, decimal.Decimal):

@@ -28,6 +28,7 @@ DEFAULT_CONF: dict[str, str] = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.adaptive.enabled": "true",
     "spark.python.worker.reuse": "true",
+    "spark.ui.showConsoleProgress": "false",
     # lets spark.read.format("lakesieve") see the query's filters (pyspark >= 4.1)
     "spark.sql.python.filterPushdown.enabled": "true",
 }

@@ -191,6 +191,8 @@ class Table:
         options: dict[str, str] | None = None,
         spark: SparkSession | None = None,
         as_of: str | None = None,
+        spark_conf: dict[str, str] | None = None,
+        progress: Any = None,
     ) -> dict[str, Any]:
         """Build (or rebuild) an index on ``column`` at an instant (latest by default).
 
@@ -223,7 +225,9 @@ class Table:
             )
         from lakesieve.session import get_spark
 
-        spark = spark or get_spark()
+        if progress is not None:
+            progress(f"building {type} index {name} on {self.path} column {col.name} at instant {inst.id} ...")
+        spark = spark or get_spark(conf=spark_conf)
         started = time.perf_counter()
         snapshot = self._snapshot(inst)
         frame = registry.call_first(

@@ -51,7 +51,7 @@ def test_literal_on_left_flips_operator() -> None:
 
 
 def test_binding_types_literals() -> None:
-    b = bind("d >= '2024-01-31' AND x < 1.25 AND ts = TIMESTAMP '2024-01-01 10:00:00' AND s = 'it''s'", SCHEMA)
+    b = bind("d >= '2024-01-31' AND x < 1.25 AND ts = TIMESTAMP '2024-01-01 10:00:00' AND s = 'it\\'s'", SCHEMA)
     leaves = b.node.children  # type: ignore[union-attr]
     assert leaves[0] == Compare("d", ">=", dt.date(2024, 1, 31))
     assert leaves[1] == Compare("x", "<", decimal.Decimal("1.25"))
@@ -173,3 +173,13 @@ def test_push_not_keeps_the_same_rows(tree: Predicate) -> None:
     pushed = push_not(tree)
     for row in ROWS:
         assert (_eval(tree, row) is True) == (_eval(pushed, row) is True), (tree, pushed, row)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=12))
+def test_string_literals_round_trip_through_our_parser(value: str) -> None:
+    from lakesieve.predicate import BoundColumn, sql_literal
+
+    col = BoundColumn("s", pa.string(), "string")
+    bound = bind(f"s = {sql_literal(value, col)}", SCHEMA)
+    assert bound.node == Compare("s", "=", value)
