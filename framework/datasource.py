@@ -103,11 +103,18 @@ def filter_to_predicate(f: Filter) -> Any:
 
 
 class UnitPartition(InputPartition):
-    """One read unit to read in one Spark task."""
+    """One read unit to read in one Spark task, with the table it belongs to.
 
-    def __init__(self, unit_json: str) -> None:
+    ``partitions()`` and ``read()`` run in different Python workers, so
+    everything ``read()`` needs travels in the partition.
+    """
+
+    def __init__(self, unit_json: str, table_path: str, table_format: str, instant: str | None) -> None:
         super().__init__(unit_json)
         self.unit_json = unit_json
+        self.table_path = table_path
+        self.table_format = table_format
+        self.instant = instant
 
 
 def unit_to_json(unit: Any) -> str:
@@ -170,9 +177,6 @@ class LakesieveReader(DataSourceReader):
         self.options = options
         self.schema = schema
         self.pushed: list[Any] = []
-        self.table_format: str | None = None
-        self.table_path: str | None = None
-        self.instant: str | None = None
 
     def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
         """Remember the filters we can plan with; hand every one back to Spark."""
@@ -191,11 +195,9 @@ class LakesieveReader(DataSourceReader):
         if self.pushed:
             where = self.pushed[0] if len(self.pushed) == 1 else p.And(tuple(self.pushed))
         plan = table.plan(where, self.options.get("asOf") or self.options.get("asof"))
-        self.table_format = table.format
-        self.table_path = table.path
-        self.instant = plan.table_instant.id if plan.table_instant else None
-        parts = [UnitPartition(unit_to_json(u)) for u in plan.units]
-        return parts or [UnitPartition("")]
+        instant = plan.table_instant.id if plan.table_instant else None
+        parts = [UnitPartition(unit_to_json(u), table.path, table.format, instant) for u in plan.units]
+        return parts or [UnitPartition("", table.path, table.format, instant)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Read one unit through its format plugin, as batches in the table schema."""
@@ -203,18 +205,16 @@ class LakesieveReader(DataSourceReader):
         from lakesieve.model import TableRef
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        unit_json = getattr(partition, "unit_json", "")
-        if not unit_json:
+        if not isinstance(partition, UnitPartition) or not partition.unit_json:
             return
-        assert self.table_format is not None and self.table_path is not None
         target = to_arrow_schema(self.schema)
-        ref = TableRef(self.table_path, self.table_format, {})
+        ref = TableRef(partition.table_path, partition.table_format, {})
         batches = registry.call_first(
             "lakesieve_format_read_unit",
-            f"format {self.table_format!r}",
+            f"format {partition.table_format!r}",
             table=ref,
-            unit=unit_from_json(unit_json),
-            instant=self.instant,
+            unit=unit_from_json(partition.unit_json),
+            instant=partition.instant,
             columns=None,
         )
         for batch in batches:

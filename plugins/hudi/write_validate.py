@@ -1,0 +1,330 @@
+"""Checking a write before anything is written: options, table settings, columns, schema.
+
+:func:`validate` turns the caller's :class:`~lakesieve.model.WriteOptions`, the
+DataFrame's schema and the table's properties and latest schema into a
+:class:`WriteJob`, or raises :class:`~lakesieve.errors.WriteError` with one
+line naming the table and the option or column at fault. It reads only
+metadata: no Spark job runs and nothing is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import NoReturn
+
+from lakesieve.errors import WriteError
+from lakesieve.model import WriteOptions
+from lakesieve.plugins.hudi import write_table_config as cfg
+from lakesieve.plugins.hudi.keygen import KeySpec
+from lakesieve.plugins.hudi.write_schema import (
+    META_COLUMNS,
+    SchemaProblem,
+    avro_schema,
+    schema_mismatch,
+    table_column_order,
+)
+from lakesieve.plugins.hudi.write_timeline import TimelineState
+from pyspark.sql import DataFrame
+from pyspark.sql import types as T
+
+MODES = ("bulk_insert", "insert", "upsert", "delete")
+INTERNAL_PREFIX = "_lakesieve_w_"
+_INTEGER_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+_KEY_TYPES = (
+    T.BooleanType,
+    T.ByteType,
+    T.ShortType,
+    T.IntegerType,
+    T.LongType,
+    T.FloatType,
+    T.DoubleType,
+    T.DecimalType,
+    T.StringType,
+    T.CharType,
+    T.VarcharType,
+    T.DateType,
+    T.TimestampType,
+    T.TimestampNTZType,
+)
+
+
+@dataclass(frozen=True)
+class WriteJob:
+    """A validated write: everything decided before anything is written.
+
+    Attributes:
+        mode: ``bulk_insert``, ``insert``, ``upsert`` or ``delete``.
+        table_name: the table's name (its Avro record is ``<name>_record``).
+        spec: record key and partition path rules.
+        precombine: column deciding between duplicates of a key, if any.
+        bucket: ``(bucket column, number of buckets)`` of a bucketed table.
+        file_groups: ``options.file_groups``.
+        columns: the incoming columns to keep, in table order.
+        data_schema: the data columns' Spark schema (``None`` for deletes).
+        schema_json: the Avro schema recorded in the commit.
+        new_properties: ``hoodie.properties`` of a table to create, else ``None``.
+        has_partition_columns: whether the data carries every partition column.
+        has_bucket_column: whether the data carries the bucket column.
+    """
+
+    mode: str
+    table_name: str
+    spec: KeySpec
+    precombine: str | None
+    bucket: tuple[str, int] | None
+    file_groups: int | None
+    columns: tuple[str, ...]
+    data_schema: T.StructType | None
+    schema_json: str
+    new_properties: dict[str, str] | None
+    has_partition_columns: bool
+    has_bucket_column: bool
+
+
+def fail(path: str, message: str) -> NoReturn:
+    """Raise the one-line :class:`WriteError` of a refused write."""
+    raise WriteError(f"cannot write Hudi table {path}: {message}")
+
+
+def _as_tuple(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return tuple(v.strip() for v in value.split(",") if v.strip())
+    return tuple(str(v) for v in value)  # type: ignore[attr-defined]
+
+
+def _split(value: str | None) -> tuple[str, ...]:
+    return tuple(v.strip() for v in (value or "").split(",") if v.strip())
+
+
+def _check_existing(path: str, props: dict[str, str]) -> None:
+    if props.get(cfg.TYPE, "COPY_ON_WRITE").upper() != "COPY_ON_WRITE":
+        fail(path, f"table type {props.get(cfg.TYPE)} is not supported (only COPY_ON_WRITE)")
+    if props.get(cfg.VERSION, "6") != "6":
+        fail(path, f"table version {props.get(cfg.VERSION)} is not supported (only 6)")
+    keygen = props.get(cfg.KEYGEN) or ""
+    if keygen and keygen not in cfg.SUPPORTED_KEYGENS:
+        fail(path, f"key generator {keygen} is not supported by this writer")
+    if props.get(cfg.POPULATE_META, "true").lower() != "true":
+        fail(path, "tables without meta fields (hoodie.populate.meta.fields) are not supported")
+    if props.get(cfg.BASE_FORMAT, "PARQUET").upper() != "PARQUET":
+        fail(path, f"base file format {props.get(cfg.BASE_FORMAT)} is not supported")
+
+
+@dataclass(frozen=True)
+class _Layout:
+    record_key: tuple[str, ...]
+    partition_by: tuple[str, ...]
+    hive_style: bool
+    precombine: str | None
+    table_name: str
+    bucket: tuple[str, int] | None
+
+
+def _differs(path: str, option: str, given: object, table: object) -> NoReturn:
+    fail(path, f"option {option}={given} differs from the table's {table}")
+
+
+def _new_layout(path: str, options: WriteOptions, hive: bool | None) -> _Layout:
+    record_key = _as_tuple(options.record_key)
+    if not record_key:
+        fail(path, "option record_key is required to create the table")
+    bucket = None
+    if options.bucket_column:
+        if options.file_groups is None:
+            fail(path, f"option bucket_column={options.bucket_column} needs option file_groups")
+        bucket = (options.bucket_column, options.file_groups)
+    return _Layout(
+        record_key=record_key,
+        partition_by=_as_tuple(options.partition_by),
+        hive_style=bool(hive),
+        precombine=options.precombine,
+        table_name=options.table_name or os.path.basename(path.rstrip("/")) or "hudi_table",
+        bucket=bucket,
+    )
+
+
+def _existing_layout(
+    path: str, options: WriteOptions, hive: bool | None, props: dict[str, str]
+) -> _Layout:
+    record_key = _as_tuple(options.record_key)
+    table_key = _split(props.get(cfg.RECORD_KEY))
+    if record_key and record_key != table_key:
+        _differs(path, "record_key", ",".join(record_key), f"record key {','.join(table_key)}")
+    partition_by = _as_tuple(options.partition_by)
+    table_parts = _split(props.get(cfg.PARTITION_FIELDS))
+    if partition_by and partition_by != table_parts:
+        parts = ",".join(table_parts) or "(none)"
+        _differs(path, "partition_by", ",".join(partition_by), f"partition fields {parts}")
+    table_hive = props.get(cfg.HIVE_STYLE, "false").lower() == "true"
+    if hive is not None and hive != table_hive:
+        _differs(path, "hive_style_partitioning", str(hive).lower(), str(table_hive).lower())
+    table_pre = props.get(cfg.PRECOMBINE) or None
+    if options.precombine and table_pre and options.precombine != table_pre:
+        _differs(path, "precombine", options.precombine, f"precombine field {table_pre}")
+    name = props.get(cfg.NAME) or os.path.basename(path.rstrip("/"))
+    if options.table_name and options.table_name != name:
+        _differs(path, "table_name", options.table_name, f"name {name}")
+    bucket = None
+    if props.get(cfg.BUCKET_FIELD):
+        bucket = (props[cfg.BUCKET_FIELD], int(props.get(cfg.BUCKET_COUNT) or 0))
+        if options.bucket_column and options.bucket_column != bucket[0]:
+            _differs(path, "bucket_column", options.bucket_column, f"bucket column {bucket[0]}")
+        if options.file_groups is not None and options.file_groups != bucket[1]:
+            _differs(path, "file_groups", options.file_groups, f"{bucket[1]} buckets")
+    elif options.bucket_column:
+        fail(path, f"option bucket_column={options.bucket_column}: the table is not bucketed")
+    return _Layout(
+        record_key=table_key,
+        partition_by=table_parts,
+        hive_style=table_hive,
+        precombine=options.precombine or table_pre,
+        table_name=name,
+        bucket=bucket,
+    )
+
+
+def _resolve_layout(path: str, options: WriteOptions, props: dict[str, str] | None) -> _Layout:
+    """Record key, partitioning, precombine, name and buckets of the write."""
+    hive_opt = (options.extra or {}).get("hive_style_partitioning")
+    if hive_opt is not None and str(hive_opt).lower() not in ("true", "false"):
+        fail(path, f"option hive_style_partitioning must be true or false, not {hive_opt!r}")
+    hive = None if hive_opt is None else str(hive_opt).lower() == "true"
+    groups = options.file_groups
+    if groups is not None and (not isinstance(groups, int) or groups < 1):
+        fail(path, f"option file_groups must be an integer >= 1, not {groups!r}")
+    if props is None:
+        return _new_layout(path, options, hive)
+    return _existing_layout(path, options, hive, props)
+
+
+def _check_column(
+    path: str,
+    fields: dict[str, T.StructField],
+    column: str,
+    option: str,
+    kinds: tuple[type, ...],
+    what: str,
+) -> None:
+    if column not in fields:
+        fail(path, f"{what} column {column!r} is not in the data (option {option})")
+    dtype = fields[column].dataType
+    if not isinstance(dtype, kinds):
+        kind = dtype.simpleString()
+        fail(path, f"{what} column {column!r} cannot be of type {kind} (option {option})")
+
+
+def validate(
+    path: str,
+    df: DataFrame,
+    options: WriteOptions,
+    props: dict[str, str] | None,
+    state: TimelineState,
+) -> WriteJob:
+    """Check a write against the table; nothing is read beyond metadata.
+
+    Args:
+        path: the table path (for messages).
+        df: the incoming rows (only the schema is used).
+        options: the caller's options.
+        props: the table's properties, ``None`` when there is no table yet.
+        state: the table's timeline (latest schema).
+
+    Raises:
+        WriteError: naming the table and the option or column at fault.
+    """
+    mode = str(options.mode).lower()
+    if mode not in MODES:
+        expected = ", ".join(MODES)
+        fail(path, f"unknown write mode {options.mode!r} (option mode; one of {expected})")
+    if str(options.table_type).lower() not in ("cow", "copy_on_write"):
+        fail(path, f"option table_type={options.table_type!r} is not supported (only 'cow')")
+    if props is None and mode == "delete":
+        fail(path, "delete needs an existing table, but there is no Hudi table at this path")
+    if props is not None:
+        _check_existing(path, props)
+    if options.max_file_size_bytes <= 0:
+        fail(path, f"option max_file_size_bytes must be > 0, not {options.max_file_size_bytes}")
+    if options.small_file_limit_bytes < 0:
+        limit = options.small_file_limit_bytes
+        fail(path, f"option small_file_limit_bytes must be >= 0, not {limit}")
+    layout = _resolve_layout(path, options, props)
+    record_key, partition_by = layout.record_key, layout.partition_by
+    precombine, name, bucket = layout.precombine, layout.table_name, layout.bucket
+    keygen = (props or {}).get(cfg.KEYGEN) or cfg.choose_keygen(record_key, partition_by)
+    spec = KeySpec(record_key, partition_by, keygen, layout.hive_style)
+
+    schema = df.schema
+    for f in schema.fields:
+        if f.name.startswith(INTERNAL_PREFIX):
+            fail(path, f"column {f.name!r} uses the writer's reserved prefix {INTERNAL_PREFIX}")
+    fields = {f.name: f for f in schema.fields if f.name not in META_COLUMNS}
+    for column in record_key:
+        _check_column(path, fields, column, "record_key", _KEY_TYPES, "record key")
+    has_parts = all(c in fields for c in partition_by)
+    has_bucket = bucket is not None and bucket[0] in fields
+    if mode != "delete" or any(c in fields for c in partition_by):
+        for column in partition_by:
+            _check_column(path, fields, column, "partition_by", _KEY_TYPES, "partition")
+    if bucket and (mode != "delete" or has_bucket):
+        _check_column(path, fields, bucket[0], "bucket_column", _INTEGER_TYPES, "bucket")
+    if precombine and mode != "delete":
+        _check_column(path, fields, precombine, "precombine", _KEY_TYPES, "precombine")
+
+    if mode == "delete":
+        if state.schema is None:
+            fail(path, "delete needs committed data, but the table has no completed commit")
+        wanted = list(record_key) + (list(partition_by) if has_parts else [])
+        if has_bucket and bucket is not None:
+            wanted.append(bucket[0])
+        columns = tuple(dict.fromkeys(wanted))
+        return WriteJob(
+            mode=mode,
+            table_name=name,
+            spec=spec,
+            precombine=precombine,
+            bucket=bucket,
+            file_groups=options.file_groups,
+            columns=columns,
+            data_schema=None,
+            schema_json=json.dumps(state.schema, separators=(",", ":")),
+            new_properties=None,
+            has_partition_columns=has_parts,
+            has_bucket_column=has_bucket,
+        )
+
+    data_schema = T.StructType([fields[n] for n in fields])
+    try:
+        avro = avro_schema(data_schema, name)
+    except SchemaProblem as problem:
+        fail(path, str(problem))
+    if state.schema is not None:
+        mismatch = schema_mismatch(avro, state.schema)
+        if mismatch:
+            fail(path, f"the data does not match the table schema: {mismatch}")
+        order = table_column_order(state.schema)
+        data_schema = T.StructType([fields[n] for n in order])
+        avro = avro_schema(data_schema, name)
+    schema_json = json.dumps(avro, separators=(",", ":"))
+    new_props = None
+    if props is None:
+        new_props = cfg.new_table_properties(
+            name, record_key, partition_by, precombine, layout.hive_style, schema_json, bucket
+        )
+    return WriteJob(
+        mode=mode,
+        table_name=name,
+        spec=spec,
+        precombine=precombine,
+        bucket=bucket,
+        file_groups=options.file_groups,
+        columns=tuple(data_schema.names),
+        data_schema=data_schema,
+        schema_json=schema_json,
+        new_properties=new_props,
+        has_partition_columns=has_parts,
+        has_bucket_column=has_bucket,
+    )

@@ -1,0 +1,221 @@
+"""lakesieve's own Apache Hudi writer: copy-on-write tables of table version 6.
+
+:func:`write_table` turns one Spark DataFrame into one completed commit:
+
+1. Check the options and the data's schema against the table (nothing is
+   written when they are wrong: :class:`~lakesieve.errors.WriteError`).
+2. Roll back any write that started but never completed (markers).
+3. Route every row to its target file group (:mod:`.write_plan`).
+4. Write ``<instant>.commit.requested`` and ``<instant>.inflight``; run one
+   Spark job that rewrites each touched file group into a new base file
+   (:mod:`.write_task`); collect one stats row per file.
+5. Remove files of failed task attempts, write ``.hoodie_partition_metadata``
+   for new partitions, then the completed ``<instant>.commit``.
+
+Semantics, per ``options.mode``:
+
+- ``bulk_insert``: new file groups (``file_groups`` per partition, default
+  from the data's estimated size); bucketed tables add the rows to their
+  buckets. No lookup of existing keys.
+- ``insert``: new rows, packed into the partition's small file groups first.
+  No lookup of existing keys: a key that already exists is stored twice.
+- ``upsert``: rows whose key exists in the partition replace the stored row
+  (the incoming row wins, as with Hudi's default payload); others are inserts.
+- ``delete``: rows with these keys are removed. The data needs the record
+  key columns; with the partition columns the match is per partition,
+  without them a key is deleted from every partition holding it. A file
+  group whose rows are all deleted gets a new, empty base file.
+
+Duplicates of one key in one batch are reduced to one row before writing: the
+largest ``precombine`` value wins, else the last row. In bucketed tables a
+row's bucket comes from ``bucket_column``; keys are matched within their
+bucket (a key whose bucket value changes is a new row of the new bucket).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from lakesieve.errors import WriteError
+from lakesieve.model import Instant, WriteOptions
+from lakesieve.plugins.hudi import write_table_config as cfg
+from lakesieve.plugins.hudi.write_commit import (
+    FileWrite,
+    commit_metadata,
+    inflight_metadata,
+    next_instant,
+    to_json_bytes,
+)
+from lakesieve.plugins.hudi.write_plan import (
+    IndexedInputs,
+    Routing,
+    estimate_file_groups,
+    max_write_tasks,
+    route_bucketed,
+    route_bulk_insert,
+    route_indexed,
+)
+from lakesieve.plugins.hudi.write_schema import META_COLUMNS, file_schema
+from lakesieve.plugins.hudi.write_storage import TableStorage
+from lakesieve.plugins.hudi.write_task import (
+    ERROR_TAG,
+    SHUFFLE_COLUMN,
+    STATS_SCHEMA,
+    FileGroupWriter,
+    TaskPlan,
+    WriteDataError,
+)
+from lakesieve.plugins.hudi.write_timeline import TimelineState, load_timeline, rollback_instant
+from lakesieve.plugins.hudi.write_validate import MODES, WriteJob, fail, validate
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+__all__ = ["MODES", "write_table"]
+
+
+def _project(df: DataFrame, job: WriteJob) -> DataFrame:
+    """The incoming rows' columns in table order, plus record key and partition path."""
+    columns = [F.col(c) for c in job.columns]
+    columns.append(job.spec.record_key_column().alias(META_COLUMNS[2]))
+    if job.mode != "delete" or job.has_partition_columns:
+        columns.append(job.spec.partition_path_column().alias(META_COLUMNS[3]))
+    return df.select(*columns)
+
+
+def _route(
+    spark: SparkSession,
+    storage: TableStorage,
+    df: DataFrame,
+    job: WriteJob,
+    state: TimelineState,
+    instant: str,
+    options: WriteOptions,
+) -> Routing:
+    frame = _project(df, job)
+    max_tasks = max_write_tasks(spark, df)
+    key_text = f"record key ({', '.join(job.spec.record_key)})"
+    routable = job.has_bucket_column and (job.has_partition_columns or not job.spec.partitioned)
+    if job.bucket is not None and (job.mode != "delete" or routable):
+        return route_bucketed(frame, job.spec, job.bucket[0], job.bucket[1], state, max_tasks)
+    if job.mode == "bulk_insert":
+        groups = job.file_groups or estimate_file_groups(df, options.max_file_size_bytes)
+        return route_bulk_insert(frame, job.spec, groups, instant, max_tasks)
+    inputs = IndexedInputs(
+        job.mode,
+        job.mode != "delete" or job.has_partition_columns,
+        options.small_file_limit_bytes,
+        options.max_file_size_bytes,
+        key_text,
+        max_tasks,
+    )
+    return route_indexed(spark, storage, frame, state, inputs)
+
+
+def _data_error(exc: BaseException) -> str | None:
+    """The message of a :class:`WriteDataError` raised in a task, if ``exc`` carries one."""
+    text = str(exc)
+    at = text.find(ERROR_TAG)
+    if at < 0:
+        return None
+    return text[at + len(ERROR_TAG) :].splitlines()[0].strip()
+
+
+def _finish(
+    storage: TableStorage,
+    job: WriteJob,
+    state: TimelineState,
+    instant: str,
+    writes: Sequence[FileWrite],
+) -> None:
+    groups = [(w.partition_path, w.file_id) for w in writes]
+    if len(set(groups)) != len(groups):
+        raise RuntimeError(f"internal error: a file group was written twice by instant {instant}")
+    rollback_instant(storage, instant, keep={w.path for w in writes})
+    depth = len(job.spec.partition_by) if job.spec.partitioned else 0
+    for partition in sorted({w.partition_path for w in writes} - state.partitions):
+        rel = (
+            f"{partition}/{cfg.PARTITION_METADATA_FILE}"
+            if partition
+            else cfg.PARTITION_METADATA_FILE
+        )
+        if not storage.exists(rel):
+            storage.write_bytes(rel, cfg.partition_metadata(instant, depth))
+    metadata = commit_metadata(writes, job.mode, job.schema_json)
+    storage.write_atomic(
+        f"{cfg.HOODIE_DIR}/{instant}.commit",
+        to_json_bytes(metadata),
+        f"{cfg.HOODIE_DIR}/.temp/{instant}.commit.tmp",
+    )
+
+
+def write_table(spark: SparkSession, path: str, df: DataFrame, options: WriteOptions) -> Instant:
+    """Write ``df`` to the copy-on-write Hudi table at ``path`` as one commit.
+
+    Creates the table (``.hoodie/hoodie.properties``) when it does not exist.
+    See the module docstring for what each mode does.
+
+    Args:
+        spark: the session that runs the write job.
+        path: the table root (local path or URI).
+        df: the rows to write (for ``delete``: at least the record key columns).
+        options: mode, record key, partitioning, buckets, sizes...
+
+    Returns:
+        The completed instant (``action="commit"``).
+
+    Raises:
+        WriteError: bad options or data (unknown mode, missing or unknown key,
+            partition or bucket column, schema mismatch, delete on a missing
+            table, null record keys...). The table is left as it was.
+    """
+    storage = TableStorage(path)
+    props = cfg.read_table_properties(storage)
+    state = load_timeline(storage) if props is not None else TimelineState()
+    job = validate(path, df, options, props, state)
+
+    for pending in state.pending:
+        rollback_instant(storage, pending)
+        state.instants.discard(pending)
+    instant = next_instant(state.instants)
+    try:
+        routing = _route(spark, storage, df, job, state, instant, options)
+    except WriteDataError as exc:
+        fail(path, _data_error(exc) or str(exc))
+
+    created = False
+    try:
+        if job.new_properties is not None:
+            cfg.create_table_layout(storage, job.new_properties)
+            created = True
+        storage.write_bytes(f"{cfg.HOODIE_DIR}/{instant}.commit.requested", b"")
+        storage.write_bytes(
+            f"{cfg.HOODIE_DIR}/{instant}.inflight", to_json_bytes(inflight_metadata(job.mode))
+        )
+        plan = TaskPlan(
+            storage=storage,
+            instant=instant,
+            mode=job.mode,
+            file_schema=file_schema(job.data_schema) if job.data_schema is not None else None,
+            precombine=job.precombine,
+            prev=routing.prev,
+            key_description=f"record key ({', '.join(job.spec.record_key)})",
+            bucket_description=f"bucket column {job.bucket[0]!r}" if job.bucket else "",
+        )
+        stats = (
+            routing.frame.repartition(routing.num_tasks, SHUFFLE_COLUMN)
+            .mapInArrow(FileGroupWriter(plan), STATS_SCHEMA)
+            .collect()
+        )
+        writes = [FileWrite(**row.asDict()) for row in stats]
+        _finish(storage, job, state, instant, writes)
+    except BaseException as exc:
+        rollback_instant(storage, instant)
+        if created:
+            storage.delete_dir(cfg.HOODIE_DIR)
+        message = _data_error(exc)
+        if message:
+            raise WriteError(f"cannot write Hudi table {path}: {message}") from exc
+        raise
+    finally:
+        routing.release()
+    return Instant(sort_key=instant, id=instant, action="commit")
