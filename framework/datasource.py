@@ -55,7 +55,14 @@ def _table(options: dict[str, str]) -> Any:
         from lakesieve.errors import OptionError
 
         raise OptionError("spark.read.format('lakesieve') needs a table path: .load(path) or option('path', ...)")
-    return open_table(path, format=options.get("format"), index_root=options.get("indexRoot") or options.get("indexroot"))
+    reserved = {"path", "format", "asof", "indexroot"}
+    table_options = {k: v for k, v in options.items() if k.lower() not in reserved}
+    return open_table(
+        path,
+        format=options.get("format"),
+        index_root=options.get("indexRoot") or options.get("indexroot"),
+        options=table_options,
+    )
 
 
 def _literal(value: Any) -> Any:
@@ -109,12 +116,20 @@ class UnitPartition(InputPartition):
     everything ``read()`` needs travels in the partition.
     """
 
-    def __init__(self, unit_json: str, table_path: str, table_format: str, instant: str | None) -> None:
+    def __init__(
+        self,
+        unit_json: str,
+        table_path: str,
+        table_format: str,
+        instant: str | None,
+        table_options: dict[str, str] | None = None,
+    ) -> None:
         super().__init__(unit_json)
         self.unit_json = unit_json
         self.table_path = table_path
         self.table_format = table_format
         self.instant = instant
+        self.table_options = dict(table_options or {})
 
 
 def unit_to_json(unit: Any) -> str:
@@ -196,8 +211,9 @@ class LakesieveReader(DataSourceReader):
             where = self.pushed[0] if len(self.pushed) == 1 else p.And(tuple(self.pushed))
         plan = table.plan(where, self.options.get("asOf") or self.options.get("asof"))
         instant = plan.table_instant.id if plan.table_instant else None
-        parts = [UnitPartition(unit_to_json(u), table.path, table.format, instant) for u in plan.units]
-        return parts or [UnitPartition("", table.path, table.format, instant)]
+        opts = dict(table.ref.options)
+        parts = [UnitPartition(unit_to_json(u), table.path, table.format, instant, opts) for u in plan.units]
+        return parts or [UnitPartition("", table.path, table.format, instant, opts)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Read one unit through its format plugin, as batches in the table schema."""
@@ -208,7 +224,7 @@ class LakesieveReader(DataSourceReader):
         if not isinstance(partition, UnitPartition) or not partition.unit_json:
             return
         target = to_arrow_schema(self.schema)
-        ref = TableRef(partition.table_path, partition.table_format, {})
+        ref = TableRef(partition.table_path, partition.table_format, partition.table_options)
         batches = registry.call_first(
             "lakesieve_format_read_unit",
             f"format {partition.table_format!r}",

@@ -509,10 +509,12 @@ def write(
     format: str | None = None,
     options: WriteOptions | None = None,
     spark: SparkSession | None = None,
+    table_options: dict[str, str] | None = None,
 ) -> Instant:
     """Write ``df`` to the table at ``path`` as one commit (creating it if needed).
 
     The format is detected for an existing table; a new table needs ``format``.
+    ``table_options`` are format-specific (storage options, catalog settings).
     """
     root = os.path.abspath(os.fspath(path))
     if format is None:
@@ -526,7 +528,7 @@ def write(
     return registry.call_first(
         "lakesieve_format_write",
         f"format {format!r}",
-        table=TableRef(root, format, {}),
+        table=TableRef(root, format, dict(table_options or {})),
         spark=spark,
         df=df,
         options=options or WriteOptions(),

@@ -1,1 +1,1 @@
-"""The delta plugin."""
+"""The Delta Lake format plugin (``delta``): table metadata through delta-rs, data through Spark."""

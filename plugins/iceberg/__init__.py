@@ -1,1 +1,1 @@
-"""The iceberg plugin."""
+"""The Apache Iceberg format plugin (``iceberg``): metadata through pyiceberg, data through Spark."""

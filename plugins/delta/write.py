@@ -1,0 +1,256 @@
+"""Writing a Spark DataFrame to a Delta table as one commit.
+
+Data files are written by Spark tasks (:mod:`lakesieve.plugins.delta.file_writer`,
+statistics from each file's footer) and committed on the driver through
+delta-rs: a new table with ``create_table_with_add_actions``, later commits
+with ``DeltaTable.create_write_transaction``, so delta-rs keeps the log,
+protocol and conflict checks. Modes:
+
+- ``append`` (also ``insert`` and ``bulk_insert``): add the frame's files;
+- ``overwrite``: the frame's files replace every file of the table;
+- ``delete``: rows whose record key matches a row of the frame are removed,
+  copy-on-write (every file holding such a row is rewritten without it);
+- ``upsert``: like delete, then the frame's rows are added (one per key).
+
+With ``bucket_column`` and ``file_groups = N`` every (partition, bucket)
+group is written as exactly one file. ``WriteOptions.extra`` keys starting
+with ``delta.`` become table properties when the table is created
+(``delta.enableDeletionVectors``, ``delta.appendOnly``...).
+
+Limits: the frame must have exactly the table's columns (no schema
+evolution); tables with column mapping are not written; files that carry a deletion vector cannot be rewritten (delta-rs
+cannot name the vector in a remove action), so a delete or upsert touching
+one is refused before anything is written.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING
+
+from deltalake import DeltaTable
+from deltalake import Schema as DeltaSchema
+from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
+from lakesieve.errors import WriteError
+from lakesieve.model import Instant, TableRef, WriteOptions
+from lakesieve.plugins.delta import schema, snapshot, tables, timeline
+from lakesieve.plugins.delta.file_writer import FileLayout, WrittenFile, write_files
+from lakesieve.plugins.delta.rewrite import check_keys, plan_rewrite
+from lakesieve.plugins.delta.stats import delta_stats
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
+
+#: Write modes and what they mean for a Delta table.
+MODES = {
+    "append": "append",
+    "insert": "append",
+    "bulk_insert": "append",
+    "overwrite": "overwrite",
+    "delete": "delete",
+    "upsert": "upsert",
+}
+CONFIG_PREFIX = "delta."
+
+
+def normalise_mode(mode: str, table_path: str) -> str:
+    """The Delta meaning of a write mode.
+
+    Raises:
+        WriteError: an unknown mode.
+    """
+    found = MODES.get(str(mode).lower())
+    if found is None:
+        raise WriteError(
+            f"cannot write Delta table {table_path}: unknown mode {mode!r}; "
+            f"use one of {', '.join(sorted(MODES))}"
+        )
+    return found
+
+
+def bucket_of(options: WriteOptions, frame: DataFrame, table_path: str) -> tuple[str, int] | None:
+    """``(column, buckets)`` of a bucketed write, checked; ``None`` when not bucketed.
+
+    Raises:
+        WriteError: a bucket column without ``file_groups`` (or the reverse), a
+            missing or non-integer column, or a non-positive number of buckets.
+    """
+    from pyspark.sql.types import IntegralType
+
+    if options.bucket_column is None:
+        return None
+    column = options.bucket_column
+    if not options.file_groups or options.file_groups < 1:
+        raise WriteError(
+            f"cannot write table {table_path}: bucket_column {column!r} needs file_groups >= 1"
+        )
+    fields = {f.name: f for f in frame.schema.fields}
+    if column not in fields:
+        raise WriteError(f"cannot write table {table_path}: bucket column {column!r} is not in the frame")
+    if not isinstance(fields[column].dataType, IntegralType):
+        raise WriteError(
+            f"cannot write table {table_path}: bucket column {column!r} must be an integer "
+            f"column, not {fields[column].dataType.simpleString()}"
+        )
+    return column, int(options.file_groups)
+
+
+def conform_frame(df: DataFrame, target: StructType, table_path: str) -> DataFrame:
+    """``df`` with exactly the table's columns, in order and cast to their types.
+
+    Raises:
+        WriteError: a column is missing from the frame or unknown to the table.
+    """
+    from pyspark.sql import functions as F
+
+    have = set(df.columns)
+    want = [f.name for f in target.fields]
+    missing = [n for n in want if n not in have]
+    extra = [n for n in df.columns if n not in set(want)]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing column(s) {', '.join(missing)}")
+        if extra:
+            parts.append(f"unknown column(s) {', '.join(extra)}")
+        raise WriteError(f"cannot write table {table_path}: the frame has {' and '.join(parts)}")
+    return df.select(*[F.col(f"`{f.name}`").cast(f.dataType).alias(f.name) for f in target.fields])
+
+
+def _add_action(file: WrittenFile, part_cols: list[str], now_ms: int) -> AddAction:
+    return AddAction(
+        path=file.path,  # delta-rs URL-encodes paths as it writes the log
+        size=file.size_bytes,
+        partition_values=dict(zip(part_cols, file.partition_values, strict=True)),
+        modification_time=now_ms,
+        data_change=True,
+        stats=file.info,
+    )
+
+
+def _layout(root: str, arrow: pa.Schema, part_cols: list[str]) -> FileLayout:
+    import pyarrow as pa
+
+    file_schema = pa.schema([f for f in arrow if f.name not in set(part_cols)])
+    return FileLayout(
+        root=root,
+        directory="",
+        partition_columns=tuple(part_cols),
+        file_schema=file_schema,
+        describe=delta_stats,
+    )
+
+
+def _create(
+    table: TableRef, df: DataFrame, options: WriteOptions, bucket: tuple[str, int] | None
+) -> None:
+    from lakesieve.plugins.delta.schema import plain_schema
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    part_cols = list(options.partition_by)
+    unknown = [c for c in part_cols if c not in df.columns]
+    if unknown:
+        raise WriteError(
+            f"cannot create Delta table {table.path}: partition column(s) {', '.join(unknown)} "
+            "are not in the frame"
+        )
+    arrow = plain_schema(to_arrow_schema(df.schema, timezone="UTC"))
+    files = write_files(df, _layout(table.path, arrow, part_cols), bucket)
+    now = int(time.time() * 1000)
+    config = {k: str(v) for k, v in options.extra.items() if k.startswith(CONFIG_PREFIX)}
+    create_table_with_add_actions(
+        table.path,
+        DeltaSchema.from_arrow(arrow),
+        [_add_action(f, part_cols, now) for f in files],
+        mode="error",
+        partition_by=part_cols or None,
+        name=options.table_name,
+        configuration=config or None,
+        storage_options=tables.storage_options(table.options),
+    )
+
+
+def _rewrite(
+    spark: SparkSession,
+    table: TableRef,
+    dt: DeltaTable,
+    frame: DataFrame,
+    options: WriteOptions,
+    mode: str,
+    bucket: tuple[str, int] | None,
+) -> list[AddAction | RemoveAction]:
+    from lakesieve.plugins.delta.spark_read import read_units
+
+    tables.check_readable(dt, table.path)
+    version = str(dt.version())
+    current = snapshot.build_snapshot(table, version)
+    rows = read_units(spark, table, current.units, version, with_location=True)
+    plan = plan_rewrite(rows, frame, options.record_key, mode, bucket, options.precombine)
+    by_location = {u.location: u for u in current.units}
+    with_dv = [loc for loc in plan.touched if by_location[loc].delete_files]
+    if with_dv:
+        raise WriteError(
+            f"cannot {mode} in Delta table {table.path}: {len(with_dv)} file(s) to rewrite carry a "
+            f"deletion vector (e.g. {with_dv[0]}), which delta-rs cannot remove; nothing was written"
+        )
+    part_cols = schema.partition_columns(dt)
+    files = write_files(plan.rows, _layout(table.path, schema.arrow_schema(dt), part_cols), bucket)
+    now = int(time.time() * 1000)
+    actions: list[AddAction | RemoveAction] = []
+    for loc in plan.touched:
+        unit = by_location[loc]
+        actions.append(
+            RemoveAction(
+                path=loc,  # plain, as for adds
+                data_change=True,
+                deletion_timestamp=now,
+                size=unit.size_bytes,
+                partition_values={c: unit.partition_values.get(c) for c in part_cols},
+            )
+        )
+    actions.extend(_add_action(f, part_cols, now) for f in files)
+    return actions
+
+
+def write_table(spark: SparkSession, table: TableRef, df: DataFrame, options: WriteOptions) -> Instant:
+    """Write ``df`` to the Delta table at ``table.path`` as one commit; create it if needed.
+
+    Raises:
+        WriteError: bad mode, options or columns; nothing is written then.
+    """
+    mode = normalise_mode(options.mode, table.path)
+    bucket = bucket_of(options, df, table.path)
+    if mode in ("delete", "upsert"):
+        check_keys(df, options.record_key, table.path)
+    opts = tables.storage_options(table.options)
+    if not DeltaTable.is_deltatable(table.path, storage_options=opts):
+        if mode == "delete":
+            raise WriteError(f"cannot delete from {table.path}: there is no Delta table there")
+        _create(table, df, options, bucket)
+    else:
+        dt = DeltaTable(table.path, storage_options=opts)
+        if tables.column_mapping_mode(dt) != "none":
+            raise WriteError(
+                f"cannot write Delta table {table.path}: it uses column mapping "
+                f"(mode {tables.column_mapping_mode(dt)!r}), which lakesieve's writer does not produce"
+            )
+        part_cols = schema.partition_columns(dt)
+        if options.partition_by and list(options.partition_by) != part_cols:
+            raise WriteError(
+                f"cannot write Delta table {table.path}: partition_by {list(options.partition_by)} "
+                f"differs from the table's partition columns {part_cols}"
+            )
+        frame = conform_frame(df, schema.spark_schema(dt), table.path)
+        if mode in ("append", "overwrite"):
+            layout = _layout(table.path, schema.arrow_schema(dt), part_cols)
+            now = int(time.time() * 1000)
+            adds = [_add_action(f, part_cols, now) for f in write_files(frame, layout, bucket)]
+            dt.create_write_transaction(list(adds), mode, dt.schema(), partition_by=part_cols or None)
+        else:
+            actions = _rewrite(spark, table, dt, frame, options, mode, bucket)
+            dt.create_write_transaction(actions, "append", dt.schema(), partition_by=part_cols or None)
+    latest = tables.open_table(table)
+    line = {i.id: i for i in timeline.list_instants(table)}
+    return line.get(str(latest.version()), timeline.instant_of(latest.version()))

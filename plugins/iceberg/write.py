@@ -1,0 +1,249 @@
+"""Writing a Spark DataFrame to an Iceberg table as one snapshot.
+
+Data files are written by Spark tasks (:mod:`lakesieve.plugins.delta.file_writer`)
+under ``<table>/data/``, in the table's Arrow schema with Iceberg field ids;
+the driver turns each file's footer into a pyiceberg ``DataFile`` (metrics and
+identity-partition values) and commits through the table's catalog
+(:mod:`.catalog`, :mod:`.commit`). Modes:
+
+- ``append`` (also ``insert`` and ``bulk_insert``): add the frame's files;
+- ``overwrite``: the frame's files replace every data file of the table;
+- ``delete``: rows whose record key matches a row of the frame are removed;
+- ``upsert``: like delete, then the frame's rows are added (one per key).
+
+Deletes and upserts follow the table's ``write.delete.mode`` and
+``write.update.mode`` properties: ``copy-on-write`` (the default) rewrites
+every data file holding a matching row; ``merge-on-read`` (format version 2
+or later) writes position delete files, one per touched data file, naming the
+matching rows. A new table is created with format version 2, identity
+partitions on ``partition_by``, and the ``WriteOptions.extra`` keys that are
+neither ``catalog.*`` nor ``table`` as table properties.
+
+With ``bucket_column`` and ``file_groups = N`` every (partition, bucket) group
+is written as exactly one file.
+
+Limits: identity partitioning only when lakesieve creates the table (other
+transforms of existing tables are written if pyiceberg can derive the
+partition from a file's bounds); the frame must have exactly the table's
+columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import pyarrow as pa
+from lakesieve.errors import WriteError
+from lakesieve.model import Instant, TableRef, WriteOptions
+from lakesieve.plugins.delta import storage
+from lakesieve.plugins.delta.file_writer import FileLayout, WrittenFile, write_files
+from lakesieve.plugins.delta.rewrite import check_keys, dedupe, plan_rewrite
+from lakesieve.plugins.delta.write import bucket_of, conform_frame, normalise_mode
+from lakesieve.plugins.iceberg import catalog, commit, schema, snapshot, timeline
+from lakesieve.plugins.iceberg.spark_read import FILE_PATH_COLUMN, POSITION_COLUMN, read_units
+
+if TYPE_CHECKING:
+    from pyiceberg.catalog import Catalog
+    from pyiceberg.manifest import DataFile
+    from pyiceberg.table import Table
+    from pyspark.sql import DataFrame, SparkSession
+
+DATA_DIR = "data"
+MERGE_ON_READ = "merge-on-read"
+DELETE_MODE = "write.delete.mode"
+UPDATE_MODE = "write.update.mode"
+
+
+def _table_properties(options: WriteOptions) -> dict[str, str]:
+    props = {
+        k: str(v)
+        for k, v in options.extra.items()
+        if not k.startswith(catalog.CATALOG_PREFIX) and k != catalog.TABLE_OPTION
+    }
+    props.setdefault("format-version", "2")
+    return props
+
+
+def _create(
+    cat: Catalog, ident: str | tuple[str, ...], table: TableRef, df: DataFrame, options: WriteOptions
+) -> Table:
+    from lakesieve.plugins.delta.schema import plain_schema
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    unknown = [c for c in options.partition_by if c not in df.columns]
+    if unknown:
+        raise WriteError(
+            f"cannot create Iceberg table {table.path}: partition column(s) {', '.join(unknown)} "
+            "are not in the frame"
+        )
+    arrow = plain_schema(to_arrow_schema(df.schema, timezone="UTC"))
+    created = cat.create_table(
+        ident, schema=arrow, location=table.path, properties=_table_properties(options)
+    )
+    if options.partition_by:
+        with created.update_spec() as update:
+            for column in options.partition_by:
+                update.add_identity(column)
+    return created
+
+
+def _layout(table: Table, root: str) -> FileLayout:
+    from pyiceberg.io.pyarrow import schema_to_pyarrow
+    from pyiceberg.transforms import IdentityTransform
+
+    iceberg_schema = table.schema()
+    spec = table.spec()
+    part_cols = tuple(
+        iceberg_schema.find_column_name(f.source_id) or ""
+        for f in spec.fields
+        if isinstance(f.transform, IdentityTransform)
+    )
+    return FileLayout(
+        root=root,
+        directory=DATA_DIR,
+        partition_columns=part_cols,
+        file_schema=schema_to_pyarrow(iceberg_schema),
+    )
+
+
+def _data_files(table: Table, root: str, files: Sequence[WrittenFile]) -> list[DataFile]:
+    from pyiceberg.io.pyarrow import parquet_file_to_data_file
+
+    base = table.metadata.location
+    return [
+        parquet_file_to_data_file(table.io, table.metadata, storage.join(base, f.path))
+        for f in files
+    ]
+
+
+def _position_delete_files(
+    table: Table, files: Sequence[WrittenFile], targets: dict[str, DataFile]
+) -> list[DataFile]:
+    """pyiceberg ``DataFile`` entries for written position delete files (one data file each)."""
+    from pyiceberg.manifest import DataFile, DataFileContent, FileFormat
+
+    out = []
+    base = table.metadata.location
+    for f in files:
+        target_path = f.group_values[0] or ""
+        target = targets[target_path]
+        bound = target_path.encode("utf-8")
+        delete_file = DataFile.from_args(
+            content=DataFileContent.POSITION_DELETES,
+            file_path=storage.join(base, f.path),
+            file_format=FileFormat.PARQUET,
+            partition=target.partition,
+            record_count=f.num_records,
+            file_size_in_bytes=f.size_bytes,
+            lower_bounds={snapshot.DELETE_FILE_PATH_ID: bound},
+            upper_bounds={snapshot.DELETE_FILE_PATH_ID: bound},
+            sort_order_id=None,
+            equality_ids=None,
+            key_metadata=None,
+        )
+        delete_file.spec_id = target.spec_id  # not a manifest field: set apart
+        out.append(delete_file)
+    return out
+
+
+def _merge_on_read(table: Table, mode: str) -> bool:
+    key = DELETE_MODE if mode == "delete" else UPDATE_MODE
+    wanted = table.metadata.properties.get(key, "copy-on-write") == MERGE_ON_READ
+    return wanted and table.metadata.format_version >= 2
+
+
+def _write_merge_on_read(
+    spark: SparkSession,
+    table: Table,
+    ref: TableRef,
+    frame: DataFrame,
+    options: WriteOptions,
+    mode: str,
+    bucket: tuple[str, int] | None,
+) -> None:
+    from lakesieve.plugins.iceberg.deletes import FILE_PATH, POS
+
+    snap_id = str(table.current_snapshot().snapshot_id)  # type: ignore[union-attr]
+    current = snapshot.build_snapshot(ref, snap_id)
+    rows = read_units(spark, ref, current.units, snap_id, with_location=True, with_position=True)
+    keys = [k for k in options.record_key]
+    key_frame = frame.select(*[f"`{k}`" for k in keys]).dropna().distinct()
+    matched = rows.join(key_frame, on=keys, how="left_semi").select(
+        rows[FILE_PATH_COLUMN].alias(FILE_PATH), rows[POSITION_COLUMN].alias(POS)
+    )
+    delete_layout = FileLayout(
+        root=table.metadata.location,
+        directory=DATA_DIR,
+        partition_columns=(),
+        file_schema=pa.schema(
+            [
+                pa.field(FILE_PATH, pa.string(), False,
+                         metadata={b"PARQUET:field_id": str(snapshot.DELETE_FILE_PATH_ID).encode()}),
+                pa.field(POS, pa.int64(), False,
+                         metadata={b"PARQUET:field_id": str(snapshot.DELETE_POS_ID).encode()}),
+            ]
+        ),
+    )
+    written = write_files(matched, delete_layout, group_by=(FILE_PATH,), order_by=(POS,))
+    live = snapshot.live_files(table, table.current_snapshot())  # type: ignore[arg-type]
+    targets = {e.data_file.file_path: e.data_file for e in live.data}
+    delete_files = _position_delete_files(table, written, targets)
+    added: list[DataFile] = []
+    if mode == "upsert":
+        incoming = dedupe(frame, keys, options.precombine)
+        added = _data_files(table, ref.path, write_files(incoming, _layout(table, table.metadata.location), bucket))
+    commit.row_delta(table, delete_files, added)
+
+
+def write_table(spark: SparkSession, ref: TableRef, df: DataFrame, options: WriteOptions) -> Instant:
+    """Write ``df`` to the Iceberg table at ``ref.path`` as one snapshot; create it if needed.
+
+    Raises:
+        WriteError: bad mode, options or columns; nothing is committed then.
+    """
+    mode = normalise_mode(options.mode, ref.path)
+    bucket = bucket_of(options, df, ref.path)
+    if mode in ("delete", "upsert"):
+        check_keys(df, options.record_key, ref.path)
+    cat, ident, table = catalog.load_for_write(ref.path, ref.options, options.extra)
+    if table is None:
+        if mode == "delete":
+            raise WriteError(f"cannot delete from {ref.path}: there is no Iceberg table there")
+        table = _create(cat, ident, ref, df, options)
+        mode = "append"
+    schema.check_no_renames(table.metadata, ref.path)
+    arrow = schema.arrow_schema(table.schema(), ref.path)
+    frame = conform_frame(df, schema.spark_schema(arrow), ref.path)
+    layout = _layout(table, table.metadata.location)
+    has_data = table.current_snapshot() is not None
+    if mode == "append" or (mode == "upsert" and not has_data):
+        commit.append(table, _data_files(table, ref.path, write_files(frame, layout, bucket)))
+    elif mode == "overwrite":
+        removed = (
+            [e.data_file for e in snapshot.live_files(table, table.current_snapshot()).data]  # type: ignore[arg-type]
+            if has_data
+            else []
+        )
+        added = _data_files(table, ref.path, write_files(frame, layout, bucket))
+        commit.replace(table, removed, added)
+    elif mode == "delete" and not has_data:
+        commit.append(table, [])
+    elif _merge_on_read(table, mode):
+        _write_merge_on_read(spark, table, ref, frame, options, mode, bucket)
+    else:
+        snap_id = str(table.current_snapshot().snapshot_id)  # type: ignore[union-attr]
+        current = snapshot.build_snapshot(ref, snap_id)
+        rows = read_units(spark, ref, current.units, snap_id, with_location=True)
+        plan = plan_rewrite(rows, frame, options.record_key, mode, bucket, options.precombine)
+        by_location = {u.location: u for u in current.units}
+        live = snapshot.live_files(table, table.current_snapshot())  # type: ignore[arg-type]
+        by_path = {e.data_file.file_path: e.data_file for e in live.data}
+        removed = [by_path[by_location[loc].extra["file_path"]] for loc in plan.touched]
+        added = _data_files(table, ref.path, write_files(plan.rows, layout, bucket))
+        commit.replace(table, removed, added)
+    fresh = cat.load_table(ident)
+    snap = timeline.resolve(fresh, ref.path, None)
+    if snap is None:
+        raise WriteError(f"Iceberg table {ref.path}: the write left no snapshot")
+    return timeline.instant_of(snap)
