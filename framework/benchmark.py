@@ -61,7 +61,7 @@ def run_skeleton(scale: float = 1.0, workdir: str = "bench-data", queries: int =
     from pyspark.sql import functions as F
 
     out: dict[str, Any] = {"suite": "skeleton", "scale": scale, "queries": queries, "seed": seed}
-    root = Path(workdir)
+    root = Path(workdir).resolve()
     t0 = time.perf_counter()
     src = generate_lineitem(scale, root / f"tpch-sf{scale}")
     out["generate_seconds"] = round(time.perf_counter() - t0, 2)

@@ -1,0 +1,215 @@
+"""The stored form of a Sieve index: five small Arrow tables and a meta dict.
+
+================  ==================================================================
+``locations``     ``location`` (string); a location's id is its row number
+``directory``     one row per segment, sorted by ``(min_key, max_key)``:
+                  ``min_key``, ``max_key`` (int64, mapped keys), ``width`` (uint64
+                  block width; 0 = one block spanning the segment), ``first_block``
+                  (int64 row of the segment's first block in ``blocks``)
+``blocks``        one row per block: ``first_entry`` (int64 row of its first entry in
+                  ``entries``); a block's entries end where the next block's begin
+``entries``       ``location_id`` (int32), ``count`` (int64 rows of keys in the block
+                  at that location)
+``nulls``         ``location_id`` (int32), ``count`` (int64 rows with a null key)
+================  ==================================================================
+
+A segment with ``min_key`` ``a``, ``max_key`` ``b`` and width ``w`` has
+``(b - a) // w + 1`` blocks (one when ``w`` is 0); key ``k`` in ``[a, b]``
+lies in block ``first_block + (k - a) // w``. Segments may overlap (bridged
+gaps, keys whose mapped values coincide at a partition boundary); a lookup
+visits every segment containing the key.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+from lakesieve.indexes.sieve.segments import SegmentSet
+from lakesieve.model import BuiltIndex
+
+FORMAT_VERSION = 1
+
+LOCATIONS_SCHEMA = pa.schema([pa.field("location", pa.string(), nullable=False)])
+DIRECTORY_SCHEMA = pa.schema(
+    [
+        pa.field("min_key", pa.int64(), nullable=False),
+        pa.field("max_key", pa.int64(), nullable=False),
+        pa.field("width", pa.uint64(), nullable=False),
+        pa.field("first_block", pa.int64(), nullable=False),
+    ]
+)
+BLOCKS_SCHEMA = pa.schema([pa.field("first_entry", pa.int64(), nullable=False)])
+ENTRIES_SCHEMA = pa.schema(
+    [
+        pa.field("location_id", pa.int32(), nullable=False),
+        pa.field("count", pa.int64(), nullable=False),
+    ]
+)
+FILE_SCHEMAS: dict[str, pa.Schema] = {
+    "locations": LOCATIONS_SCHEMA,
+    "directory": DIRECTORY_SCHEMA,
+    "blocks": BLOCKS_SCHEMA,
+    "entries": ENTRIES_SCHEMA,
+    "nulls": ENTRIES_SCHEMA,
+}
+
+#: Per-partition output of the Spark walk: one row per segment.
+SEGMENT_ROW_SCHEMA = pa.schema(
+    [
+        pa.field("min_key", pa.int64(), nullable=False),
+        pa.field("max_key", pa.int64(), nullable=False),
+        pa.field("width_bits", pa.int64(), nullable=False),
+        pa.field("keys", pa.int64(), nullable=False),
+        pa.field("block_entries", pa.list_(pa.int64()), nullable=False),
+        pa.field("entry_loc", pa.list_(pa.int32()), nullable=False),
+        pa.field("entry_count", pa.list_(pa.int64()), nullable=False),
+    ]
+)
+
+
+def expand_ranges(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Concatenate ``arange(s, s + n)`` for every pair, vectorised (int64)."""
+    lengths = np.asarray(lengths, dtype=np.int64)
+    total = int(lengths.sum())
+    if total == 0:
+        return np.zeros(0, np.int64)
+    run_first = np.cumsum(lengths) - lengths
+    keep = lengths > 0
+    out = np.ones(total, dtype=np.int64)
+    out[run_first[keep]] = np.asarray(starts, dtype=np.int64)[keep]
+    prev_last = np.asarray(starts, dtype=np.int64)[keep][:-1] + lengths[keep][:-1] - 1
+    out[run_first[keep][1:]] -= prev_last
+    return np.cumsum(out)
+
+
+def sort_segments(segs: SegmentSet) -> SegmentSet:
+    """Order segments by ``(min_key, max_key)``, carrying their blocks and entries."""
+    if segs.num_segments == 0:
+        return segs
+    order = np.lexsort((segs.seg_max, segs.seg_min))
+    if np.array_equal(order, np.arange(len(order))):
+        return segs
+    block_start = np.cumsum(segs.seg_blocks) - segs.seg_blocks
+    block_idx = expand_ranges(block_start[order], segs.seg_blocks[order])
+    entry_start = np.cumsum(segs.block_entries) - segs.block_entries
+    entry_idx = expand_ranges(entry_start[block_idx], segs.block_entries[block_idx])
+    return SegmentSet(
+        segs.seg_min[order],
+        segs.seg_max[order],
+        segs.seg_width[order],
+        segs.seg_blocks[order],
+        segs.seg_keys[order],
+        segs.block_entries[block_idx],
+        segs.entry_loc[entry_idx],
+        segs.entry_count[entry_idx],
+    )
+
+
+def segments_to_rows(segs: SegmentSet) -> pa.RecordBatch:
+    """Encode a partition's segments as rows of :data:`SEGMENT_ROW_SCHEMA`."""
+    seg_block_off = np.append(0, np.cumsum(segs.seg_blocks)).astype(np.int32)
+    seg_entry_off = np.append(0, np.cumsum(segs.seg_entries())).astype(np.int32)
+    arrays = [
+        pa.array(segs.seg_min, pa.int64()),
+        pa.array(segs.seg_max, pa.int64()),
+        pa.array(segs.seg_width.view(np.int64), pa.int64()),
+        pa.array(segs.seg_keys, pa.int64()),
+        pa.ListArray.from_arrays(pa.array(seg_block_off), pa.array(segs.block_entries, pa.int64())),
+        pa.ListArray.from_arrays(pa.array(seg_entry_off), pa.array(segs.entry_loc, pa.int32())),
+        pa.ListArray.from_arrays(pa.array(seg_entry_off), pa.array(segs.entry_count, pa.int64())),
+    ]
+    return pa.RecordBatch.from_arrays(arrays, schema=SEGMENT_ROW_SCHEMA)
+
+
+def _flat(column: pa.ChunkedArray | pa.Array, dtype: Any) -> np.ndarray:
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    return np.asarray(column.flatten(), dtype=dtype)
+
+
+def rows_to_segments(table: pa.Table) -> SegmentSet:
+    """Decode rows of :data:`SEGMENT_ROW_SCHEMA` (any order) into a segment set."""
+    if table.num_rows == 0:
+        return SegmentSet()
+    return SegmentSet(
+        np.asarray(table.column("min_key"), dtype=np.int64),
+        np.asarray(table.column("max_key"), dtype=np.int64),
+        np.asarray(table.column("width_bits"), dtype=np.int64).view(np.uint64),
+        np.asarray(table.column("block_entries").combine_chunks().value_lengths(), np.int64),
+        np.asarray(table.column("keys"), dtype=np.int64),
+        _flat(table.column("block_entries"), np.int64),
+        _flat(table.column("entry_loc"), np.int32),
+        _flat(table.column("entry_count"), np.int64),
+    )
+
+
+def to_built(
+    segs: SegmentSet,
+    locations: list[str],
+    nulls: Mapping[int, int],
+    key_type: str,
+    params: Mapping[str, Any],
+    rows: int,
+) -> BuiltIndex:
+    """Assemble the stored tables and meta of an index.
+
+    Args:
+        segs: every segment (any order).
+        locations: location names; the id of a location is its position.
+        nulls: location id -> rows with a null key there.
+        key_type: the column's Spark type string.
+        params: the full build parameters.
+        rows: rows in the relation (nulls included).
+    """
+    segs = sort_segments(segs)
+    first_block = np.cumsum(segs.seg_blocks) - segs.seg_blocks
+    first_entry = np.cumsum(segs.block_entries) - segs.block_entries
+    null_ids = np.array(sorted(i for i, c in nulls.items() if c > 0), dtype=np.int32)
+    null_counts = np.array([nulls[int(i)] for i in null_ids], dtype=np.int64)
+    files = {
+        "locations": pa.table([pa.array(locations, pa.string())], schema=LOCATIONS_SCHEMA),
+        "directory": pa.table(
+            [
+                pa.array(segs.seg_min, pa.int64()),
+                pa.array(segs.seg_max, pa.int64()),
+                pa.array(segs.seg_width, pa.uint64()),
+                pa.array(first_block.astype(np.int64), pa.int64()),
+            ],
+            schema=DIRECTORY_SCHEMA,
+        ),
+        "blocks": pa.table(
+            [pa.array(first_entry.astype(np.int64), pa.int64())], schema=BLOCKS_SCHEMA
+        ),
+        "entries": pa.table(
+            [pa.array(segs.entry_loc, pa.int32()), pa.array(segs.entry_count, pa.int64())],
+            schema=ENTRIES_SCHEMA,
+        ),
+        "nulls": pa.table(
+            [pa.array(null_ids, pa.int32()), pa.array(null_counts, pa.int64())],
+            schema=ENTRIES_SCHEMA,
+        ),
+    }
+    meta = {
+        "format_version": FORMAT_VERSION,
+        "key_type": key_type,
+        "params": dict(params),
+        "rows": int(rows),
+        "null_rows": int(null_counts.sum()),
+        "distinct_keys": int(segs.seg_keys.sum()),
+        "segments": segs.num_segments,
+        "blocks": len(segs.block_entries),
+        "entries": len(segs.entry_loc),
+        "locations": len(locations),
+    }
+    return BuiltIndex(files=files, meta=meta)
+
+
+def ipc_size(table: pa.Table) -> int:
+    """Bytes of ``table`` written as an uncompressed Arrow IPC file (as the store does)."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    return int(sink.getvalue().size)

@@ -1,0 +1,221 @@
+"""The Sieve index built by Spark: every key type against brute force, and the targets at reduced scale."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import io
+import math
+import os
+import random
+import sys
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from lakesieve.indexes.sieve import plugin
+from lakesieve.model import BuiltIndex, KeyQuery
+
+pytestmark = pytest.mark.spark
+
+
+@pytest.fixture(scope="module")
+def sieve_spark(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The shared session; a private local[2] one if the shared fixture cannot start."""
+    try:
+        yield request.getfixturevalue("spark")
+        return
+    except ImportError:
+        pass
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.sql.session.timeZone", "UTC")
+        .getOrCreate()
+    )
+    yield session
+    session.stop()
+
+
+def _round_trip(built: BuiltIndex) -> BuiltIndex:
+    """Through Arrow IPC bytes, as the index store keeps them."""
+    files = {}
+    for name, table in built.files.items():
+        sink = io.BytesIO()
+        with pa.ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        files[name] = pa.ipc.open_file(pa.py_buffer(sink.getvalue())).read_all()
+    return BuiltIndex(files=files, meta=dict(built.meta))
+
+
+def _build(spark: Any, rows: list[tuple[Any, Any]], key_type: str, params: dict[str, str]) -> Any:
+    df = spark.createDataFrame(rows, f"key {key_type}, location string")
+    valid = plugin.lakesieve_index_validate("sieve", params, key_type)
+    assert valid is not None
+    built = plugin.lakesieve_index_build("sieve", spark, df, key_type, valid)
+    assert built is not None
+    return plugin.lakesieve_index_load("sieve", _round_trip(built))
+
+
+def _order(v: Any) -> Any:
+    if isinstance(v, float):
+        return (1, 0.0) if math.isnan(v) else (0, v + 0.0)
+    if isinstance(v, str):
+        return v.encode()
+    return v
+
+
+def _truth(rows: list[tuple[Any, str]], q: KeyQuery) -> set[str]:
+    out = set()
+    for v, loc in rows:
+        if q.kind == "is_null":
+            hit = v is None
+        elif v is None:
+            hit = False
+        elif q.kind == "points":
+            hit = any(_order(v) == _order(x) for x in q.values)
+        else:
+            hit = (
+                q.low is None
+                or _order(v) > _order(q.low)
+                or (q.low_inclusive and _order(v) == _order(q.low))
+            ) and (
+                q.high is None
+                or _order(v) < _order(q.high)
+                or (q.high_inclusive and _order(v) == _order(q.high))
+            )
+        if hit:
+            out.add(loc)
+    return out
+
+
+PFX = "samefirst8"
+SAMPLES: dict[str, list[Any]] = {
+    "bigint": [-(2**63), -7, 0, 3, 5, 99, 2**63 - 1],
+    "int": [-3, 0, 1, 2, 40, 41, 1000],
+    "boolean": [False, True],
+    "date": [dt.date(1970, 1, 1), dt.date(1999, 12, 31), dt.date(2000, 1, 1), dt.date(2024, 2, 29)],
+    "timestamp": [dt.datetime(2000, 1, 1, 0, 0, s, us) for s in range(3) for us in (0, 1, 999_999)],
+    "timestamp_ntz": [
+        dt.datetime(1969, 12, 31, 23, 59, 59),
+        dt.datetime(1970, 1, 1),
+        dt.datetime(2030, 5, 5),
+    ],
+    "decimal(10,2)": [
+        decimal.Decimal(x) for x in ("-1.50", "0.00", "0.01", "12.34", "99999999.99")
+    ],
+    "decimal(30,3)": [
+        decimal.Decimal(x)
+        for x in (
+            "-123456789012345678901.123",
+            "0.001",
+            "0.002",
+            "1.000",
+            "123456789012345678901.123",
+        )
+    ],
+    "string": ["", "a", "ab", "é", PFX + "1", PFX + "2", PFX + "3", "zz"],
+    "binary": [b"", b"\x00", b"\x01\x02", b"\xff" * 9, b"\xff" * 10],
+    "double": [-math.inf, -1.5, -0.0, 0.0, 2.25, math.inf, math.nan],
+    "float": [-2.5, 0.0, 0.5, 1.25, math.nan],
+}
+
+
+@pytest.mark.parametrize("key_type", sorted(SAMPLES))
+def test_spark_build_matches_brute_force(sieve_spark: Any, key_type: str) -> None:
+    rng = random.Random(key_type)
+    values = SAMPLES[key_type]
+    locs = [f"part={i % 3}/fg-{i}" for i in range(6)]
+    rows: list[tuple[Any, str]] = []
+    for i in range(300):
+        v = values[min(i * len(values) // 300, len(values) - 1)] if i % 4 else rng.choice(values)
+        rows.append((v, locs[(i // 37) % len(locs)] if i % 5 else rng.choice(locs)))
+    rows += [(None, locs[0]), (None, locs[4])]
+    index = _build(sieve_spark, rows, key_type, {"min_run_keys": "2", "min_keys_per_block": "2"})
+    queries = [KeyQuery("is_null"), KeyQuery("range")]
+    for v in values:
+        queries.append(KeyQuery("points", values=(v,)))
+        for inc in (True, False):
+            queries.append(KeyQuery("range", low=v, low_inclusive=inc))
+            queries.append(KeyQuery("range", high=v, high_inclusive=inc))
+            queries.append(KeyQuery("range", low=values[0], high=v, high_inclusive=inc))
+    for q in queries:
+        got = index.lookup(q).locations
+        assert got is not None
+        truth = _truth(rows, q)
+        assert truth <= got, (q, truth - got)
+    assert index.lookup(KeyQuery("is_null")).locations == {locs[0], locs[4]}
+    d = plugin.lakesieve_index_describe("sieve", index)
+    assert d is not None and d["rows"] == len(rows) and d["null_locations"] == 2
+
+
+def test_spark_build_interleaved_targets(sieve_spark: Any) -> None:
+    """100k distinct keys, ~400k rows, 1024 runs over 64 locations (lineitem-like at reduced scale)."""
+    from pyspark.sql import functions as F
+
+    n_keys, runs, groups = 100_000, 1024, 64
+    keys = (
+        sieve_spark.range(n_keys)
+        .select(
+            (F.col("id") * 4 + (F.hash("id") % 4 + 4) % 4).alias("key"),  # sparse, increasing
+            F.floor(F.col("id") * runs / n_keys).cast("int").alias("run"),
+            ((F.hash("id") % 7 + 7) % 7 + 1).alias("lines"),
+        )
+        .select("key", "run", F.explode(F.sequence(F.lit(1), F.col("lines"))).alias("line"))
+    )
+    df = keys.select(
+        "key",
+        F.concat(F.lit("fg-"), F.lpad((F.col("run") % groups).cast("string"), 2, "0")).alias(
+            "location"
+        ),
+    )
+    t0 = time.perf_counter()
+    built = plugin.lakesieve_index_build("sieve", sieve_spark, df, "bigint", {})
+    elapsed = time.perf_counter() - t0
+    assert built is not None
+    index = plugin.lakesieve_index_load("sieve", _round_trip(built))
+    d = index.describe()
+    assert d["distinct_keys"] >= n_keys and d["locations"] == groups
+    assert d["size_bytes"] <= 1_000_000
+    assert runs <= d["entries"] <= runs + 16
+
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, n_keys, 200)
+    got = [index.lookup(KeyQuery("points", values=(int(i * 4 + 3),))).locations for i in ids]
+    # key i*4+3 may not exist; its run's location is still the only candidate
+    for i, g in zip(ids, got, strict=True):
+        assert g is not None and g <= {f"fg-{(i * runs // n_keys) % groups:02d}"}
+    exact_keys = [
+        r["key"] for r in df.select("key").distinct().orderBy(F.rand(1)).limit(200).collect()
+    ]
+    sizes = [len(index.lookup(KeyQuery("points", values=(k,))).locations or ()) for k in exact_keys]
+    assert np.mean(sizes) <= 1.5
+    width = n_keys // 1000 * 4
+    ranges = []
+    for lo in rng.integers(0, n_keys * 4 - width, 100):
+        r = index.lookup(KeyQuery("range", low=int(lo), high=int(lo + width))).locations
+        assert r is not None
+        ranges.append(len(r))
+    assert np.mean(ranges) <= 3.0
+    print(f"\nspark build of {d['rows']} rows: {elapsed:.1f}s; {d}")
+
+
+def test_spark_build_of_nulls_only_and_empty(sieve_spark: Any) -> None:
+    index = _build(sieve_spark, [(None, "a"), (None, "b")], "string", {})
+    assert index.lookup(KeyQuery("is_null")).locations == {"a", "b"}
+    assert index.lookup(KeyQuery("range")).locations == frozenset()
+    empty = _build(sieve_spark, [], "bigint", {})
+    assert empty.lookup(KeyQuery("points", values=(1,))).locations == frozenset()
+    assert empty.describe()["segments"] == 0
+
+
+def test_spark_build_refuses_null_locations(sieve_spark: Any) -> None:
+    with pytest.raises(ValueError, match="null location"):
+        _build(sieve_spark, [(1, None), (2, "a")], "bigint", {})
