@@ -55,10 +55,13 @@ def run_demo(scale: float = 0.1, workdir: str | None = None, seed: int = 7) -> i
     rng = random.Random(seed)
     width = max(1, (hi - lo) // 1000)
     a = rng.randint(lo, hi - width)
+    present = [int(r[0]) for r in spark.read.parquet(str(src)).select("l_orderkey")
+               .sample(fraction=0.0005, seed=seed).limit(50).collect()]
+    keys = rng.sample(present, min(7, len(present))) if present else [rng.randint(lo, hi) for _ in range(7)]
     queries = [
-        ("point", f"l_orderkey = {rng.randint(lo, hi)}"),
-        ("point", f"l_orderkey = {rng.randint(lo, hi)}"),
-        ("IN (5 keys)", "l_orderkey IN (" + ", ".join(str(rng.randint(lo, hi)) for _ in range(5)) + ")"),
+        ("point", f"l_orderkey = {keys[0]}"),
+        ("point", f"l_orderkey = {keys[1]}"),
+        ("IN (5 keys)", "l_orderkey IN (" + ", ".join(str(k) for k in keys[2:7]) + ")"),
         ("0.1% range", f"l_orderkey BETWEEN {a} AND {a + width}"),
         ("one-sided", f"l_orderkey >= {hi - width * 5}"),
         ("no index", "l_quantity < 2"),
