@@ -661,7 +661,8 @@ def sql_literal(value: Any, col: BoundColumn) -> str:
     if isinstance(value, float):
         return f"CAST({value!r} AS {t.upper()})"
     if isinstance(value, decimal.Decimal):
-        return f"CAST('{value}' AS {t.upper()})"
+        # exact: a CAST to the column's scale would round (1.505 -> 1.51 in decimal(10,2))
+        return f"{format(value, 'f')}BD"
     if isinstance(value, int):
         return f"CAST({value} AS {t.upper()})"
     raise PredicateError(f"cannot render literal {value!r} for column {col.name!r}")

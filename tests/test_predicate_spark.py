@@ -21,3 +21,25 @@ def test_string_literals_round_trip_through_spark(spark: Any, values: list[str])
     sql = "SELECT " + ", ".join(f"{sql_literal(v, col)} AS c{i}" for i, v in enumerate(values))
     row = spark.sql(sql).first()
     assert list(row) == values
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    st.lists(st.decimals(min_value=-50, max_value=50, places=2), min_size=1, max_size=20),
+    st.decimals(min_value=-60, max_value=60, places=4),
+    st.sampled_from(["<", "<=", ">", ">=", "="]),
+)
+def test_decimal_literals_are_not_rounded(spark: Any, values: list, literal: Any, op: str) -> None:
+    """``x <= 1.505`` on decimal(10,2) keeps exactly the values <= 1.505, as an index assumes."""
+    import decimal
+
+    from lakesieve.predicate import bind, to_sql
+
+    schema = pa.schema([("x", pa.decimal128(10, 2))])
+    df = spark.createDataFrame([(v,) for v in values], "x decimal(10,2)")
+    sql = to_sql(bind(f"x {op} {literal}", schema))
+    got = sorted(r[0] for r in df.where(sql).collect())
+    ops = {"<": decimal.Decimal.__lt__, "<=": decimal.Decimal.__le__, ">": decimal.Decimal.__gt__,
+           ">=": decimal.Decimal.__ge__, "=": decimal.Decimal.__eq__}
+    want = sorted(v for v in values if ops[op](v, literal))
+    assert got == want, sql

@@ -1,0 +1,702 @@
+"""The contract every lakesieve index type must keep, as a pytest test kit.
+
+An index type (built-in or third-party) runs the kit by subclassing
+:class:`IndexContract` in its own tests::
+
+    from lakesieve.testing.index_contract import IndexContract
+
+    class TestMineContract(IndexContract):
+        index_type = "mine"
+        # optional:
+        key_types = ("bigint", "string")      # default: five common types
+        options = {"my_option": "3"}          # build options used everywhere
+        plugin = my_package.plugin            # registered if not yet (no entry point needed)
+
+The index type's plugin must be reachable through lakesieve's plugin manager:
+installed with an entry point in the ``lakesieve`` group, or named in
+``plugin``. Builds need Spark: the kit uses the session-scoped ``spark``
+fixture of the project's ``conftest.py`` when there is one, and otherwise
+starts one with :func:`lakesieve.session.get_spark` (``local[2]``).
+
+What it checks, for random ``(key, location)`` relations drawn with
+hypothesis for every key type in ``key_types`` (nulls, duplicate keys, keys
+repeated across locations, strings sharing long prefixes, empty relations)
+and random :class:`~lakesieve.model.KeyQuery` predicates (points, IN lists,
+one- and two-sided ranges with inclusive and exclusive bounds, IS NULL):
+
+(a) ``test_lookups_cover_truth_and_survive_ipc``: every lookup answer is a
+    :class:`~lakesieve.model.LookupResult` holding every location that has a
+    matching row (or is ``all``); with ``exact_answers`` exactly those.
+(b) ``test_apply_delta_keeps_every_true_location``: after
+    ``lakesieve_index_apply_delta`` with random adds and removes (new
+    locations, whole locations emptied, updates that keep their key),
+    answers hold every true location of the changed relation; with
+    ``exact_answers`` exactly those, and with ``delta_matches_rebuild`` the
+    same answers as a fresh build on the changed relation. Skipped, with the
+    reason, for an index type that does not implement the hook (answers
+    ``None``): the framework rebuilds those instead.
+(c) (within (a)) ``describe`` gives an ``int`` ``size_bytes > 0`` equal to the
+    bytes of the index's tables written as Arrow IPC files (as the index
+    store writes them), ``meta`` survives JSON, and the index sent through
+    Arrow IPC bytes and loaded again answers every query identically.
+(d) ``test_validate_*``: validate accepts ``options`` for every key type and
+    returns JSON-serialisable parameters; it rejects an unknown option with
+    :class:`~lakesieve.errors.OptionError` naming it, and an unsupported key
+    type with :class:`~lakesieve.errors.UnsupportedKeyTypeError` naming it.
+
+Every build is a Spark job, so example counts are small (``examples`` and
+``delta_examples``; ``LAKESIEVE_CONTRACT_EXAMPLES`` overrides ``examples``
+for a longer soak, and ``delta_examples`` follows at half of it), and a
+failing example is reported as drawn, not shrunk (``shrink = True`` or
+``LAKESIEVE_CONTRACT_SHRINK=1`` to shrink it).
+
+The strategies and the brute-force truth are public too (:func:`key_values`,
+:func:`relations`, :func:`key_queries`, :func:`draw_delta`,
+:func:`true_locations`), for Spark-free property tests of an index type's
+own in-process build.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import json
+import math
+import os
+import sys
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+import pyarrow as pa
+import pyarrow.ipc as ipc
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from lakesieve import registry
+from lakesieve.errors import OptionError, UnsupportedKeyTypeError
+from lakesieve.keys import KeyKind, parse_key_type
+from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
+
+__all__ = [
+    "IndexContract",
+    "draw_delta",
+    "ipc_round_trip",
+    "key_queries",
+    "key_values",
+    "maybe_null",
+    "relations",
+    "spark_semantics_key",
+    "standard_queries",
+    "true_locations",
+]
+
+#: A row of a test relation: (key or None, location).
+Row = tuple[Any, str]
+
+_INT_RANGES = {
+    "tinyint": 8,
+    "byte": 8,
+    "smallint": 16,
+    "short": 16,
+    "int": 32,
+    "integer": 32,
+    "bigint": 64,
+    "long": 64,
+}
+_TEXT = "ab\x00é€😀"
+
+
+# ---------------------------------------------------------------------------
+# values and Spark's comparison semantics
+# ---------------------------------------------------------------------------
+
+
+def _kind(key_type: str) -> KeyKind:
+    return parse_key_type(key_type)
+
+
+def key_values(key_type: str) -> st.SearchStrategy[Any]:
+    """Values of a column of Spark type ``key_type``, from small domains so they repeat.
+
+    Includes each type's awkward values: extremes of the integer types,
+    ``-0.0``, infinities and NaN for floating types, strings with NUL
+    bytes, multi-byte characters, long shared prefixes (more than 8 bytes)
+    and long values (more than 64 bytes).
+
+    Raises:
+        ValueError: no strategy for the type (override :meth:`IndexContract.values`).
+    """
+    text = key_type.strip().lower()
+    kind = _kind(key_type)
+    if kind.kind == "int":
+        bits = _INT_RANGES.get(text, 64)
+        lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+        return st.integers(-20, 20) | st.sampled_from([lo, hi])
+    if kind.kind == "boolean":
+        return st.booleans()
+    if kind.kind in ("float", "double"):
+        special = st.sampled_from([-0.0, 0.0, math.nan, math.inf, -math.inf, 1.5])
+        if kind.kind == "float":
+            return special | st.floats(-20, 20, width=32)
+        return special | st.floats(-20, 20)
+    if kind.kind == "date":
+        return st.dates(dt.date(1999, 12, 25), dt.date(2000, 1, 8)) | st.sampled_from(
+            [dt.date(1900, 1, 1), dt.date(2999, 12, 31)]
+        )
+    if kind.kind == "timestamp":
+        near = st.datetimes(dt.datetime(2000, 1, 1), dt.datetime(2000, 1, 1, 0, 0, 2))
+        return near | st.sampled_from([dt.datetime(1900, 1, 1), dt.datetime(2999, 1, 1, 12)])
+    if kind.kind == "decimal":
+        digits = min(kind.precision, 6)
+        unscaled = st.integers(-(10**digits) + 1, 10**digits - 1) | st.sampled_from(
+            [-(10**kind.precision) + 1, 10**kind.precision - 1]
+        )
+        wide = decimal.Context(prec=60)
+        return unscaled.map(lambda u: decimal.Decimal(u).scaleb(-kind.scale, context=wide))
+    if kind.kind == "string":
+        short = st.text(_TEXT, max_size=3)
+        return (
+            short
+            | short.map(lambda s: "commonprefix_" + s)
+            | short.map(lambda s: "y" * 70 + s)
+        )
+    if kind.kind == "binary":
+        short_b = st.binary(max_size=3)
+        return short_b | short_b.map(lambda b: b"commonprefix_" + b) | short_b.map(
+            lambda b: b"\xff" * 70 + b
+        )
+    raise ValueError(f"the index contract kit has no values for key type {key_type!r}")
+
+
+def spark_semantics_key(value: Any) -> Any:
+    """A Python value that compares like Spark compares column values.
+
+    Strings compare by UTF-8 bytes, NaN equals NaN and is above every other
+    number, ``-0.0`` equals ``0.0``.
+    """
+    if isinstance(value, float):
+        return (1, 0.0) if math.isnan(value) else (0, value + 0.0)
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass")
+    return value
+
+
+def _matches(value: Any, query: KeyQuery) -> bool:
+    if query.kind == "is_null":
+        return value is None
+    if value is None:
+        return False
+    v = spark_semantics_key(value)
+    if query.kind == "points":
+        return any(x is not None and v == spark_semantics_key(x) for x in query.values)
+    if query.low is not None:
+        low = spark_semantics_key(query.low)
+        if v < low or (v == low and not query.low_inclusive):
+            return False
+    if query.high is not None:
+        high = spark_semantics_key(query.high)
+        if v > high or (v == high and not query.high_inclusive):
+            return False
+    return True
+
+
+def true_locations(rows: list[Row], query: KeyQuery) -> frozenset[str]:
+    """The locations holding a row that matches ``query`` (brute force)."""
+    return frozenset(loc for value, loc in rows if _matches(value, query))
+
+
+# ---------------------------------------------------------------------------
+# relations, queries and deltas
+# ---------------------------------------------------------------------------
+
+
+def maybe_null(values: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    """``values``, about one in six replaced by ``None``."""
+    return st.tuples(st.integers(0, 5), values).map(lambda pair: None if pair[0] == 0 else pair[1])
+
+
+@st.composite
+def relations(
+    draw: st.DrawFn, values: st.SearchStrategy[Any], max_rows: int = 40, max_locations: int = 5
+) -> list[Row]:
+    """Random ``(key, location)`` rows: 0 to ``max_rows`` rows over 1 to ``max_locations`` locations."""
+    n_loc = draw(st.integers(1, max_locations), label="locations")
+    locations = [f"part={i % 2}/fg-{i}" for i in range(n_loc)]
+    n_rows = draw(st.integers(0, max_rows), label="row count")
+    rows = draw(
+        st.lists(
+            st.tuples(maybe_null(values), st.sampled_from(locations)),
+            min_size=n_rows,
+            max_size=n_rows,
+        ),
+        label="rows",
+    )
+    return list(rows)
+
+
+def key_queries(values: st.SearchStrategy[Any], rows: list[Row]) -> st.SearchStrategy[KeyQuery]:
+    """Random points, IN lists and ranges, their values often keys of ``rows``."""
+    present = [k for k, _ in rows if k is not None]
+    value = st.sampled_from(present) | values if present else values
+    bound = st.none() | value
+    return st.one_of(
+        st.lists(value, min_size=1, max_size=4).map(lambda vs: KeyQuery("points", tuple(vs))),
+        st.builds(
+            lambda lo, lo_inc, hi, hi_inc: KeyQuery(
+                "range", low=lo, low_inclusive=lo_inc, high=hi, high_inclusive=hi_inc
+            ),
+            bound,
+            st.booleans(),
+            bound,
+            st.booleans(),
+        ),
+    )
+
+
+def standard_queries(rows: list[Row]) -> list[KeyQuery]:
+    """IS NULL, the unbounded range and a point per distinct key (at most ten)."""
+    seen: list[Any] = []
+    for k, _ in rows:
+        if k is not None and all(spark_semantics_key(k) != spark_semantics_key(s) for s in seen):
+            seen.append(k)
+    return [KeyQuery("is_null"), KeyQuery("range")] + [KeyQuery("points", (k,)) for k in seen[:10]]
+
+
+def draw_delta(
+    data: st.DataObject, values: st.SearchStrategy[Any], rows: list[Row]
+) -> tuple[list[tuple[Any, str, int]], list[Row]]:
+    """Random changes to ``rows`` as ``(key, location, count)``, and the rows after them.
+
+    Adds (also at new locations), removes of existing rows, sometimes every
+    row of one location, and sometimes an update that keeps its key (a
+    removal and an addition of the same key).
+    """
+    counts: Counter[tuple[Any, str]] = Counter()
+    example: dict[tuple[Any, str], Any] = {}
+    for value, loc in rows:
+        canon = None if value is None else spark_semantics_key(value)
+        counts[(canon, loc)] += 1
+        example.setdefault((canon, loc), value)
+    existing = sorted({loc for _, loc in rows}) or ["part=0/fg-0"]
+    locations = st.sampled_from([*existing, "part=9/new-0", "part=9/new-1"])
+    n_adds = data.draw(st.integers(0, 8), label="add count")
+    delta: list[tuple[Any, str, int]] = []
+    adds = data.draw(
+        st.lists(
+            st.tuples(maybe_null(values), locations, st.integers(1, 3)),
+            min_size=n_adds,
+            max_size=n_adds,
+        ),
+        label="adds",
+    )
+    for value_, loc, n in adds:
+        delta.append((value_, loc, n))
+        canon = None if value_ is None else spark_semantics_key(value_)
+        counts[(canon, loc)] += n
+        example.setdefault((canon, loc), value_)
+    held = sorted((k for k in counts if counts[k] > 0), key=repr)
+    if held:
+        if data.draw(st.booleans(), label="empty a location"):
+            gone = data.draw(st.sampled_from(existing), label="emptied location")
+            for pair in held:
+                if pair[1] == gone and counts[pair] > 0:
+                    delta.append((example[pair], gone, -counts[pair]))
+                    counts[pair] = 0
+        n_picks = data.draw(st.integers(0, 6), label="remove count")
+        picks = data.draw(
+            st.lists(st.sampled_from(held), min_size=n_picks, max_size=n_picks), label="removes"
+        )
+        for pair in picks:
+            if counts[pair] > 0:
+                n = data.draw(st.integers(1, counts[pair]), label="removed rows")
+                delta.append((example[pair], pair[1], -n))
+                counts[pair] -= n
+        if data.draw(st.booleans(), label="update keeping its key"):
+            pair = data.draw(st.sampled_from(held), label="updated")
+            if counts[pair] > 0:
+                delta += [(example[pair], pair[1], -1), (example[pair], pair[1], 1)]
+    after = [(example[pair], pair[1]) for pair, n in counts.items() for _ in range(max(n, 0))]
+    return delta, after
+
+
+def _arrow_type(key_type: str) -> pa.DataType:
+    kind = _kind(key_type)
+    text = key_type.strip().lower()
+    if kind.kind == "int":
+        return {8: pa.int8(), 16: pa.int16(), 32: pa.int32()}.get(_INT_RANGES.get(text, 64), pa.int64())
+    simple: dict[str, pa.DataType] = {
+        "boolean": pa.bool_(),
+        "float": pa.float32(),
+        "double": pa.float64(),
+        "date": pa.date32(),
+        "string": pa.string(),
+        "binary": pa.binary(),
+    }
+    if kind.kind in simple:
+        return simple[kind.kind]
+    if kind.kind == "timestamp":
+        return pa.timestamp("us") if text == "timestamp_ntz" else pa.timestamp("us", tz="UTC")
+    return pa.decimal128(kind.precision, kind.scale)
+
+
+def _frame(spark: Any, key_type: str, columns: dict[str, list[Any]], ddl: str) -> Any:
+    """A Spark DataFrame of ``columns`` (keys typed as the column), via Arrow."""
+    arrays = {"key": pa.array(columns.pop("key"), _arrow_type(key_type))}
+    arrays["location"] = pa.array(columns.pop("location"), pa.string())
+    for name, values in columns.items():
+        arrays[name] = pa.array(values, pa.int64())
+    return spark.createDataFrame(pa.table(arrays), schema=ddl)
+
+
+def ipc_round_trip(built: BuiltIndex) -> tuple[BuiltIndex, int]:
+    """``built`` through Arrow IPC file bytes and JSON meta, as the index store keeps it.
+
+    Returns:
+        The decoded copy and the total bytes of its files.
+    """
+    files: dict[str, pa.Table] = {}
+    total = 0
+    for name, table in built.files.items():
+        sink = pa.BufferOutputStream()
+        with ipc.new_file(sink, table.schema) as writer:
+            writer.write_table(table)
+        data = sink.getvalue()
+        total += int(data.size)
+        files[name] = ipc.open_file(data).read_all()
+    meta = json.loads(json.dumps(built.meta))
+    return BuiltIndex(files=files, meta=meta), total
+
+
+# ---------------------------------------------------------------------------
+# the kit
+# ---------------------------------------------------------------------------
+
+
+class IndexContract:
+    """Base class of an index type's contract tests (see the module docs).
+
+    Attributes:
+        index_type: the index type under test (required).
+        key_types: Spark key types to draw relations for.
+        options: build options used for every build.
+        plugin: a plugin object or module registered with lakesieve's plugin
+            manager before the tests, when not yet registered.
+        exact_answers: lookups must return exactly the true locations.
+        delta_matches_rebuild: after a delta, answers must equal a rebuild's.
+        unsupported_key_type: a type validate must refuse (``None``: skip).
+        examples: hypothesis examples of the lookup test per key type.
+        delta_examples: hypothesis examples of the delta test per key type.
+        max_rows: most rows in a drawn relation.
+        max_locations: most locations in a drawn relation.
+        queries_per_example: random queries asked of each index (on top of
+            one point per distinct key, IS NULL and the unbounded range).
+        shrink: let hypothesis shrink a failing example to a minimal one
+            (many more Spark builds; ``LAKESIEVE_CONTRACT_SHRINK=1`` also
+            turns it on). Off, the first failing example is reported as drawn.
+    """
+
+    index_type: ClassVar[str] = ""
+    key_types: ClassVar[tuple[str, ...]] = (
+        "bigint",
+        "string",
+        "date",
+        "timestamp",
+        "decimal(10,2)",
+    )
+    options: ClassVar[dict[str, str]] = {}
+    plugin: ClassVar[object | None] = None
+    exact_answers: ClassVar[bool] = False
+    delta_matches_rebuild: ClassVar[bool] = False
+    unsupported_key_type: ClassVar[str | None] = "map<string,int>"
+    examples: ClassVar[int] = 6
+    delta_examples: ClassVar[int] = 3
+    max_rows: ClassVar[int] = 40
+    max_locations: ClassVar[int] = 5
+    queries_per_example: ClassVar[int] = 12
+    shrink: ClassVar[bool] = False
+
+    # ----------------------------------------------------------- pytest hooks
+
+    def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
+        """Run the relation tests once per key type."""
+        if "key_type" in metafunc.fixturenames:
+            metafunc.parametrize("key_type", list(self.key_types))
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def contract_spark(cls, request: pytest.FixtureRequest) -> Iterator[Any]:
+        """The project's session-scoped ``spark`` fixture, or a ``local[2]`` session."""
+        cls._register_plugin()
+        try:
+            yield request.getfixturevalue("spark")
+            return
+        except pytest.FixtureLookupError:
+            pass
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        from lakesieve.session import get_spark
+
+        yield get_spark(
+            master="local[2]",
+            conf={"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "4"},
+        )
+
+    # ----------------------------------------------------------- overridable
+
+    def values(self, key_type: str) -> st.SearchStrategy[Any]:
+        """Key values to draw for ``key_type`` (override for types the kit lacks)."""
+        return key_values(key_type)
+
+    # ----------------------------------------------------------- hook calls
+
+    @classmethod
+    def _register_plugin(cls) -> None:
+        if cls.plugin is None:
+            return
+        pm = registry.get_plugin_manager()
+        if not pm.is_registered(cls.plugin):
+            pm.register(cls.plugin)
+
+    def _what(self) -> str:
+        if not self.index_type:
+            raise TypeError(f"{type(self).__name__} must set index_type")
+        return f"index type {self.index_type!r}"
+
+    def validate(self, key_type: str, options: dict[str, str] | None = None) -> dict[str, Any]:
+        """Call ``lakesieve_index_validate``; skip the test for an unsupported key type."""
+        self._register_plugin()
+        try:
+            params = registry.call_first(
+                "lakesieve_index_validate",
+                self._what(),
+                index_type=self.index_type,
+                options=dict(self.options if options is None else options),
+                key_type=key_type,
+            )
+        except UnsupportedKeyTypeError as exc:
+            pytest.skip(f"{self.index_type} does not index {key_type}: {exc}")
+        assert isinstance(params, dict), f"validate returned {type(params).__name__}, not a dict"
+        return params
+
+    def build(self, spark: Any, key_type: str, rows: list[Row], params: dict[str, Any]) -> BuiltIndex:
+        """Build the index of ``rows`` with Spark."""
+        frame = _frame(
+            spark,
+            key_type,
+            {"key": [k for k, _ in rows], "location": [loc for _, loc in rows]},
+            f"key {key_type}, location string",
+        )
+        built = registry.call_first(
+            "lakesieve_index_build",
+            self._what(),
+            index_type=self.index_type,
+            spark=spark,
+            relation=frame,
+            key_type=key_type,
+            params=params,
+        )
+        assert isinstance(built, BuiltIndex), f"build returned {type(built).__name__}"
+        return built
+
+    def load(self, built: BuiltIndex) -> Any:
+        """Load a built index for lookups."""
+        return registry.call_first(
+            "lakesieve_index_load", self._what(), index_type=self.index_type, built=built
+        )
+
+    def lookup(self, index: Any, query: KeyQuery) -> LookupResult:
+        """Ask one query."""
+        result = registry.call_first(
+            "lakesieve_index_lookup", self._what(), index_type=self.index_type, index=index, query=query
+        )
+        assert isinstance(result, LookupResult), f"lookup returned {type(result).__name__}"
+        return result
+
+    def describe(self, index: Any) -> dict[str, Any]:
+        """Describe an index."""
+        desc = registry.call_first(
+            "lakesieve_index_describe", self._what(), index_type=self.index_type, index=index
+        )
+        assert isinstance(desc, dict), f"describe returned {type(desc).__name__}"
+        return desc
+
+    # ----------------------------------------------------------- drawing
+
+    def _draw_rows(self, data: st.DataObject, key_type: str) -> list[Row]:
+        return data.draw(
+            relations(self.values(key_type), self.max_rows, self.max_locations), label="rows"
+        )
+
+    def _draw_queries(self, data: st.DataObject, key_type: str, rows: list[Row]) -> list[KeyQuery]:
+        drawn = data.draw(
+            st.lists(
+                key_queries(self.values(key_type), rows),
+                min_size=self.queries_per_example,
+                max_size=self.queries_per_example,
+            ),
+            label="queries",
+        )
+        return standard_queries(rows) + list(drawn)
+
+    def _settings(self, examples: int) -> settings:
+        shrink = self.shrink or os.environ.get("LAKESIEVE_CONTRACT_SHRINK", "") in ("1", "true")
+        phases = [Phase.explicit, Phase.reuse, Phase.generate] + ([Phase.shrink] if shrink else [])
+        return settings(
+            max_examples=examples,
+            deadline=None,
+            phases=phases,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+            print_blob=True,
+        )
+
+    def _examples(self) -> tuple[int, int]:
+        raw = os.environ.get("LAKESIEVE_CONTRACT_EXAMPLES", "").strip()
+        if raw.isdigit() and int(raw) > 0:
+            return int(raw), max(1, int(raw) // 2)
+        return self.examples, self.delta_examples
+
+    # ----------------------------------------------------------- checks
+
+    def _check_answers(
+        self, index: Any, rows: list[Row], queries: list[KeyQuery], what: str
+    ) -> list[frozenset[str] | None]:
+        answers = []
+        for query in queries:
+            got = self.lookup(index, query).locations
+            truth = true_locations(rows, query)
+            if got is not None:
+                missing = truth - got
+                assert not missing, f"{what}: {query} misses true locations {sorted(missing)}"
+                if self.exact_answers:
+                    extra = got - truth
+                    assert not extra, f"{what}: {query} returns extra locations {sorted(extra)}"
+            else:
+                assert not self.exact_answers, f"{what}: {query} answered 'all'"
+            answers.append(got)
+        return answers
+
+    def test_lookups_cover_truth_and_survive_ipc(self, contract_spark: Any, key_type: str) -> None:
+        """(a) answers hold every true location; (c) describe's size and an IPC round trip."""
+        params = self.validate(key_type)
+        examples, _ = self._examples()
+
+        @self._settings(examples)
+        @given(data=st.data())
+        def run(data: st.DataObject) -> None:
+            rows = self._draw_rows(data, key_type)
+            queries = self._draw_queries(data, key_type, rows)
+            built = self.build(contract_spark, key_type, rows, params)
+            index = self.load(built)
+            answers = self._check_answers(index, rows, queries, "fresh build")
+
+            copy, stored_bytes = ipc_round_trip(built)
+            desc = self.describe(index)
+            size = desc.get("size_bytes")
+            assert type(size) is int and size > 0, f"describe's size_bytes is {size!r}"
+            assert size == stored_bytes, (
+                f"describe's size_bytes {size} differs from the Arrow IPC files' {stored_bytes}"
+            )
+            again = self.load(copy)
+            for query, before in zip(queries, answers, strict=True):
+                after = self.lookup(again, query).locations
+                assert after == before, f"{query}: {before} before Arrow IPC, {after} after"
+            assert self.describe(again).get("size_bytes") == size
+
+        run()
+
+    def test_apply_delta_keeps_every_true_location(self, contract_spark: Any, key_type: str) -> None:
+        """(b) after random adds and removes, answers hold every true location."""
+        params = self.validate(key_type)
+        _, examples = self._examples()
+
+        @self._settings(examples)
+        @given(data=st.data())
+        def run(data: st.DataObject) -> None:
+            rows = self._draw_rows(data, key_type)
+            delta, after = draw_delta(data, self.values(key_type), rows)
+            queries = self._draw_queries(data, key_type, after)
+            index = self.load(self.build(contract_spark, key_type, rows, params))
+            frame = _frame(
+                contract_spark,
+                key_type,
+                {
+                    "key": [k for k, _, _ in delta],
+                    "location": [loc for _, loc, _ in delta],
+                    "count": [n for _, _, n in delta],
+                },
+                f"key {key_type}, location string, count bigint",
+            )
+            changed = registry.call_optional(
+                "lakesieve_index_apply_delta",
+                index_type=self.index_type,
+                spark=contract_spark,
+                index=index,
+                delta=frame,
+                params=params,
+            )
+            if changed is None:
+                pytest.skip(
+                    f"index type {self.index_type!r} does not implement "
+                    "lakesieve_index_apply_delta (the framework rebuilds it instead)"
+                )
+            assert isinstance(changed, BuiltIndex), f"apply_delta returned {type(changed).__name__}"
+            copy, _ = ipc_round_trip(changed)
+            updated = self.load(copy)
+            answers = self._check_answers(updated, after, queries, "after apply_delta")
+            if self.delta_matches_rebuild:
+                rebuilt = self.load(self.build(contract_spark, key_type, after, params))
+                for query, got in zip(queries, answers, strict=True):
+                    fresh = self.lookup(rebuilt, query).locations
+                    assert got == fresh, f"{query}: {got} after apply_delta, {fresh} rebuilt"
+
+        run()
+
+    def test_validate_accepts_its_options(self) -> None:
+        """(d) validate fills in JSON-serialisable parameters for every key type."""
+        self._register_plugin()
+        for key_type in self.key_types:
+            try:
+                params = registry.call_first(
+                    "lakesieve_index_validate",
+                    self._what(),
+                    index_type=self.index_type,
+                    options=dict(self.options),
+                    key_type=key_type,
+                )
+            except UnsupportedKeyTypeError:
+                continue
+            assert isinstance(params, dict)
+            assert json.loads(json.dumps(params)) == params, "parameters must survive JSON"
+
+    def test_validate_rejects_unknown_option(self) -> None:
+        """(d) an unknown option is an OptionError that names it."""
+        self._register_plugin()
+        bad = "no_such_option_for_the_contract"
+        with pytest.raises(OptionError, match=bad):
+            registry.call_first(
+                "lakesieve_index_validate",
+                self._what(),
+                index_type=self.index_type,
+                options={**self.options, bad: "1"},
+                key_type=self.key_types[0],
+            )
+
+    def test_validate_rejects_unsupported_key_type(self) -> None:
+        """(d) a key type the index cannot order or hash is refused, naming it."""
+        if self.unsupported_key_type is None:
+            pytest.skip("no unsupported key type declared")
+        self._register_plugin()
+        with pytest.raises(UnsupportedKeyTypeError) as info:
+            registry.call_first(
+                "lakesieve_index_validate",
+                self._what(),
+                index_type=self.index_type,
+                options=dict(self.options),
+                key_type=self.unsupported_key_type,
+            )
+        assert self.unsupported_key_type in str(info.value)
+
+    def test_index_type_is_registered(self) -> None:
+        """The plugin lists the index type through ``lakesieve_index_types``."""
+        self._register_plugin()
+        assert self.index_type in registry.index_types()

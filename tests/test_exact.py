@@ -1,0 +1,337 @@
+"""The exact index: comparison forms, options, stored form, lookups, deltas, Spark build.
+
+The central property: for random relations of every supported key type, the
+exact index answers every point, IN list, range and IS NULL query with
+exactly the locations holding a matching row, before and after deltas, and a
+delta gives the same index as a rebuild.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import math
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from lakesieve.errors import OptionError, UnsupportedKeyTypeError
+from lakesieve.indexes.exact import plugin
+from lakesieve.indexes.exact.build import build_local
+from lakesieve.indexes.exact.delta import merge_changes
+from lakesieve.indexes.exact.lookup import ExactFormatError, ExactIndex, load_index
+from lakesieve.indexes.exact.ordered_keys import KeyOrder
+from lakesieve.model import BuiltIndex, KeyQuery
+from lakesieve.testing.index_contract import (
+    draw_delta,
+    ipc_round_trip,
+    key_queries,
+    key_values,
+    relations,
+    standard_queries,
+    true_locations,
+)
+
+#: Every key type the exact index (and the zone map and Bloom filter) indexes.
+ALL_KEY_TYPES = [
+    "tinyint",
+    "int",
+    "bigint",
+    "boolean",
+    "float",
+    "double",
+    "date",
+    "timestamp",
+    "timestamp_ntz",
+    "decimal(10,2)",
+    "decimal(30,3)",
+    "string",
+    "binary",
+]
+
+LOCAL = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def _load(built: BuiltIndex) -> ExactIndex:
+    copy, _ = ipc_round_trip(built)
+    return load_index(copy)
+
+
+def _build(rows: list[tuple[Any, str]], key_type: str) -> BuiltIndex:
+    return build_local([k for k, _ in rows], [loc for _, loc in rows], key_type)
+
+
+# ---------------------------------------------------------------------------
+# comparison forms
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key_type", ALL_KEY_TYPES)
+@LOCAL
+@given(data=st.data())
+def test_forms_of_arrays_equal_forms_of_values(key_type: str, data: st.DataObject) -> None:
+    order = KeyOrder.of(key_type)
+    values = data.draw(st.lists(key_values(key_type), max_size=12))
+    forms = order.array(pa.array(values, order.arrow_type()))
+    for value, form in zip(values, forms, strict=True):
+        q = order.query(value)
+        assert q.exact and q.low == form and q.high == form and q.points() == [form]
+
+
+def test_forms_keep_what_the_prefix_mapping_loses() -> None:
+    strings = KeyOrder.of("string")
+    a, b = strings.query("commonprefix_1").low, strings.query("commonprefix_2").low
+    assert a < b
+    wide = KeyOrder.of("decimal(30,3)")
+    assert wide.query(decimal.Decimal("1.001")).low > wide.query(decimal.Decimal("1.000")).low
+
+
+@pytest.mark.parametrize(
+    ("key_type", "value", "exact"),
+    [
+        ("int", 3, True),
+        ("int", 2.5, False),
+        ("int", decimal.Decimal("4.0"), True),
+        ("bigint", 2**70, False),
+        ("date", dt.date(2000, 1, 1), True),
+        ("date", dt.datetime(2000, 1, 1), True),
+        ("date", dt.datetime(2000, 1, 1, 12), False),
+        ("timestamp", dt.date(2000, 1, 1), True),
+        ("decimal(10,2)", decimal.Decimal("1.5"), True),
+        ("decimal(10,2)", decimal.Decimal("1.505"), False),
+        ("float", 1.5, True),
+        ("float", 0.1, False),
+        ("double", 0.1, True),
+        ("double", math.nan, True),
+    ],
+)
+def test_exactness_of_query_values(key_type: str, value: Any, exact: bool) -> None:
+    assert KeyOrder.of(key_type).query(value).exact is exact
+
+
+@pytest.mark.parametrize(
+    ("key_type", "value", "low", "high"),
+    [
+        ("int", 2.5, 2, 3),
+        ("int", decimal.Decimal("-2.5"), -3, -2),
+        ("date", dt.datetime(2000, 1, 1, 12), dt.date(2000, 1, 1), dt.date(2000, 1, 2)),
+        ("decimal(10,2)", decimal.Decimal("1.505"), decimal.Decimal("1.50"), decimal.Decimal("1.51")),
+        ("decimal(30,3)", decimal.Decimal("1.0005"), decimal.Decimal("1.000"), decimal.Decimal("1.001")),
+        ("float", 0.1, 0.099999994, 0.1),
+    ],
+)
+def test_values_between_column_values_get_both_neighbours(
+    key_type: str, value: Any, low: Any, high: Any
+) -> None:
+    order = KeyOrder.of(key_type)
+    q = order.query(value)
+    column = pa.array([low, high], order.arrow_type())
+    assert [q.low, q.high] == order.array(column).tolist()
+
+
+def test_unsupported_key_type_is_named() -> None:
+    with pytest.raises(UnsupportedKeyTypeError, match=r"array<int>"):
+        KeyOrder.of("array<int>", "exact")
+
+
+# ---------------------------------------------------------------------------
+# options and hooks
+# ---------------------------------------------------------------------------
+
+
+def test_validate_takes_no_options() -> None:
+    assert plugin.lakesieve_index_validate("exact", {}, "string") == {}
+    with pytest.raises(OptionError, match=r"'fpp'.*valid options: none"):
+        plugin.lakesieve_index_validate("exact", {"fpp": "0.1"}, "string")
+    with pytest.raises(UnsupportedKeyTypeError, match="map<string,int>"):
+        plugin.lakesieve_index_validate("exact", {}, "map<string,int>")
+    assert plugin.lakesieve_index_validate("bloom", {}, "string") is None
+
+
+# ---------------------------------------------------------------------------
+# lookups and deltas without Spark
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("key_type", ALL_KEY_TYPES)
+@LOCAL
+@given(data=st.data())
+def test_lookups_are_exact(key_type: str, data: st.DataObject) -> None:
+    rows = data.draw(relations(key_values(key_type)))
+    queries = standard_queries(rows) + data.draw(
+        st.lists(key_queries(key_values(key_type), rows), min_size=8, max_size=8)
+    )
+    index = _load(_build(rows, key_type))
+    for q in queries:
+        assert index.lookup(q).locations == true_locations(rows, q), q
+    d = index.describe()
+    assert d["rows"] == len(rows)
+    assert d["null_rows"] == sum(1 for k, _ in rows if k is None)
+    assert d["locations"] == len({loc for _, loc in rows})
+
+
+@pytest.mark.parametrize("key_type", ALL_KEY_TYPES)
+@LOCAL
+@given(data=st.data())
+def test_delta_equals_rebuild(key_type: str, data: st.DataObject) -> None:
+    order = KeyOrder.of(key_type)
+    rows = data.draw(relations(key_values(key_type)))
+    delta, after = draw_delta(data, key_values(key_type), rows)
+    changes = pa.table(
+        {
+            "key": pa.array([k for k, _, _ in delta], order.arrow_type()),
+            "location": pa.array([loc for _, loc, _ in delta], pa.string()),
+            "cnt": pa.array([n for _, _, n in delta], pa.int64()),
+        }
+    )
+    merged = merge_changes(_load(_build(rows, key_type)), changes, {})
+    fresh = _build(after, key_type)
+    assert merged.meta == fresh.meta
+    for name in ("locations", "entries", "nulls"):
+        assert merged.files[name].equals(fresh.files[name]), name
+    got, want = _load(merged), _load(fresh)
+    assert np.array_equal(got.forms, want.forms)
+    assert np.array_equal(got.first_entry, want.first_entry)
+    for q in standard_queries(after):
+        assert got.lookup(q).locations == true_locations(after, q)
+
+
+def test_range_bounds_and_mismatched_values() -> None:
+    rows = [(1, "a"), (2, "b"), (3, "c"), (None, "n"), (3, "a")]
+    index = _load(_build(rows, "bigint"))
+    assert index.lookup(KeyQuery("range", low=1, low_inclusive=False, high=3)).locations == {
+        "a",
+        "b",
+        "c",
+    }
+    assert index.lookup(KeyQuery("range", low=1, high=3, high_inclusive=False)).locations == {
+        "a",
+        "b",
+    }
+    assert index.lookup(KeyQuery("range", low=1.5, high=2.5)).locations == {"a", "b", "c"}
+    assert index.lookup(KeyQuery("range", low=1.5, high=1.7)).locations == {"a", "b"}
+    assert index.lookup(KeyQuery("points", (2.5,))).locations == {"a", "b", "c"}
+    assert index.lookup(KeyQuery("range", low=4)).locations == frozenset()
+    assert index.lookup(KeyQuery("points", (None,))).locations == frozenset()
+    assert index.lookup(KeyQuery("is_null")).locations == {"n"}
+    assert index.lookup(KeyQuery("points", ("x",))).locations is None
+
+
+# ---------------------------------------------------------------------------
+# stored form: corrupt files raise instead of answering wrongly
+# ---------------------------------------------------------------------------
+
+
+def _corrupt(built: BuiltIndex, name: str, table: pa.Table) -> BuiltIndex:
+    return BuiltIndex(files={**built.files, name: table}, meta=dict(built.meta))
+
+
+def test_load_rejects_corrupt_files() -> None:
+    built = _build([(1, "a"), (2, "b"), (3, "a"), (None, "b")], "bigint")
+    keys = built.files["keys"]
+    unsorted = keys.take([1, 0, 2])
+    with pytest.raises(ExactFormatError, match="sorted"):
+        load_index(_corrupt(built, "keys", unsorted))
+    bad_offsets = keys.set_column(1, "first_entry", pa.array([0, 2, 9], pa.int64()))
+    with pytest.raises(ExactFormatError):
+        load_index(_corrupt(built, "keys", bad_offsets))
+    entries = built.files["entries"]
+    bad_loc = entries.set_column(0, "location_id", pa.array([0, 7, 0], pa.int32()))
+    with pytest.raises(ExactFormatError, match="unknown location"):
+        load_index(_corrupt(built, "entries", bad_loc))
+    with pytest.raises(ExactFormatError, match="missing"):
+        load_index(BuiltIndex(files={k: v for k, v in built.files.items() if k != "nulls"}, meta=built.meta))
+    with pytest.raises(ExactFormatError, match="format"):
+        load_index(BuiltIndex(files=built.files, meta={**built.meta, "format_version": 99}))
+    with pytest.raises(ExactFormatError, match="do not fit"):
+        load_index(BuiltIndex(files=built.files, meta={**built.meta, "key_type": "date"}))
+
+
+# ---------------------------------------------------------------------------
+# Spark
+# ---------------------------------------------------------------------------
+
+SAMPLES: dict[str, list[Any]] = {
+    "tinyint": [-128, -1, 0, 127],
+    "int": [-3, 0, 2, 2**31 - 1],
+    "bigint": [-(2**63), -7, 0, 2**63 - 1],
+    "boolean": [False, True],
+    "float": [-math.inf, -2.5, -0.0, 0.0, 1.25, math.nan],
+    "double": [-1.5, -0.0, 0.0, 2.25, math.inf, math.nan],
+    "date": [dt.date(1970, 1, 1), dt.date(1999, 12, 31), dt.date(2024, 2, 29)],
+    "timestamp": [dt.datetime(2000, 1, 1, 0, 0, s, us) for s in range(2) for us in (0, 1)],
+    "timestamp_ntz": [dt.datetime(1969, 12, 31, 23, 59, 59), dt.datetime(2030, 5, 5)],
+    "decimal(10,2)": [decimal.Decimal(x) for x in ("-1.50", "0.00", "0.01", "99999999.99")],
+    "decimal(30,3)": [
+        decimal.Decimal(x)
+        for x in ("-123456789012345678901.123", "0.001", "0.002", "123456789012345678901.123")
+    ],
+    "string": ["", "a", "a\x00", "é", "commonprefix_1", "commonprefix_2", "😀"],
+    "binary": [b"", b"\x00", b"\x01\x02", b"\xff" * 9, b"\xff" * 10],
+}
+
+
+def _sample_rows(key_type: str) -> list[tuple[Any, str]]:
+    values = SAMPLES[key_type]
+    locs = [f"part={i % 2}/fg-{i}" for i in range(4)]
+    rows = [(v, locs[(i * 7 + j) % 4]) for i, v in enumerate(values) for j in range(1 + i % 3)]
+    return [*rows, (None, locs[0]), (None, locs[3])]
+
+
+def _spark_frame(spark: Any, key_type: str, rows: list[tuple[Any, str]]) -> Any:
+    order = KeyOrder.of(key_type)
+    table = pa.table(
+        {
+            "key": pa.array([k for k, _ in rows], order.arrow_type()),
+            "location": pa.array([loc for _, loc in rows], pa.string()),
+        }
+    )
+    return spark.createDataFrame(table, schema=f"key {key_type}, location string")
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("key_type", ALL_KEY_TYPES)
+def test_spark_build_equals_local_build(spark: Any, key_type: str) -> None:
+    rows = _sample_rows(key_type)
+    params = plugin.lakesieve_index_validate("exact", {}, key_type)
+    assert params is not None
+    built = plugin.lakesieve_index_build("exact", spark, _spark_frame(spark, key_type, rows), key_type, params)
+    assert built is not None
+    local = _build(rows, key_type)
+    assert built.meta == local.meta
+    for name in ("locations", "entries", "nulls"):
+        assert built.files[name].equals(local.files[name]), name
+    index = plugin.lakesieve_index_load("exact", ipc_round_trip(built)[0])
+    assert np.array_equal(index.forms, _load(local).forms)
+    values = SAMPLES[key_type]
+    queries = [*standard_queries(rows), KeyQuery("points", tuple(values[:2]))]
+    for v in values:
+        queries += [
+            KeyQuery("range", low=v, low_inclusive=False),
+            KeyQuery("range", high=v, high_inclusive=False),
+            KeyQuery("range", low=values[0], high=v),
+        ]
+    for q in queries:
+        answer = plugin.lakesieve_index_lookup("exact", index, q)
+        assert answer is not None and answer.locations == true_locations(rows, q), q
+
+
+@pytest.mark.spark
+def test_spark_apply_delta_equals_rebuild(spark: Any) -> None:
+    rows = _sample_rows("string")
+    index = _load(_build(rows, "string"))
+    held = rows.count(("a", "part=0/fg-0"))
+    assert held > 0
+    delta_rows = [("a", "part=0/fg-0", -held), ("zz", "part=9/new", 2), (None, "part=0/fg-0", -1)]
+    frame = spark.createDataFrame(delta_rows, "key string, location string, count bigint")
+    built = plugin.lakesieve_index_apply_delta("exact", spark, index, frame, {})
+    assert built is not None
+    after = [r for r in rows if not (r[0] == "a" and r[1] == "part=0/fg-0")]
+    after.remove((None, "part=0/fg-0"))
+    after += [("zz", "part=9/new")] * 2
+    assert built.meta == _build(after, "string").meta
+    d = plugin.lakesieve_index_describe("exact", _load(built))
+    assert d is not None and d["size_bytes"] == ipc_round_trip(built)[1]
