@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from lakesieve.demo import run_demo
 
 pytestmark = pytest.mark.spark

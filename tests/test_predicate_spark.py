@@ -8,7 +8,6 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from lakesieve.predicate import BoundColumn, sql_literal
 
 pytestmark = pytest.mark.spark

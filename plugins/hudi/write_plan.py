@@ -40,7 +40,7 @@ from lakesieve.plugins.hudi.write_storage import TableStorage
 from lakesieve.plugins.hudi.write_task import FG_COLUMN, SHUFFLE_COLUMN, WriteDataError
 from lakesieve.plugins.hudi.write_timeline import Slice, TimelineState
 from pyspark import StorageLevel
-from pyspark.sql import Window, Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS[2], META_COLUMNS[3], META_COLUMNS[4]
