@@ -80,6 +80,13 @@ def cmd_index(args: argparse.Namespace) -> int:
     """``lakesieve index build|list|describe|drop``."""
     from lakesieve.table import open as open_table
 
+    if args.index_cmd == "build":
+        if getattr(args, "config", None):
+            return _build_from_config(args)
+        missing = [n for n, v in (("table", args.table), ("--column", args.column)) if v is None]
+        if missing:
+            raise OptionError(f"the following arguments are required: {', '.join(missing)} (or --config FILE)")
+        args.type = args.type or "sieve"
     table = open_table(args.table, format=args.format)
     if args.index_cmd == "build":
         started = time.perf_counter()
@@ -126,6 +133,33 @@ def cmd_index(args: argparse.Namespace) -> int:
         print(f"dropped index {args.name} from {table.path}")
         return 0
     raise OptionError(f"unknown index command {args.index_cmd!r}")
+
+
+def _build_from_config(args: argparse.Namespace) -> int:
+    """``lakesieve index build --config FILE``: build the declared indexes that need it."""
+    from lakesieve.config import build_declared, load_config
+
+    given = [flag for flag, value in (
+        ("TABLE", args.table), ("--column", args.column), ("--type", args.type), ("--name", args.name),
+        ("--option", args.option), ("--as-of", args.as_of), ("--format", args.format),
+    ) if value]
+    if given:
+        raise OptionError(f"--config cannot be combined with {', '.join(given)}; declare them in {args.config}")
+    config = load_config(args.config)
+    results = build_declared(
+        config, progress=lambda msg: print(msg, file=sys.stderr, flush=True), spark_conf=PROGRESS
+    )
+    if args.json:
+        _print_json(results)
+        return 0
+    for r in results:
+        what = f"index {r['index']} ({r['type']} on {r['column']}) of table {r['table']}"
+        if r["action"] == "built":
+            print(f"built {what} at instant {r['instant']}: {r['size_bytes']} bytes in "
+                  f"{r['seconds']:.1f}s ({r['reason']})")
+        else:
+            print(f"up-to-date {what} at instant {r['instant']}")
+    return 0
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
@@ -221,10 +255,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     i = sub.add_parser("index", help="build, list, describe or drop indexes")
     isub = i.add_subparsers(dest="index_cmd", required=True)
-    b = isub.add_parser("build", help="build an index on a column")
-    b.add_argument("table")
-    b.add_argument("--column", required=True)
-    b.add_argument("--type", default="sieve")
+    b = isub.add_parser("build", help="build an index on a column, or the indexes a config declares")
+    b.add_argument("table", nargs="?")
+    b.add_argument("--column", help="required unless --config is given")
+    b.add_argument("--type", help="index type (default sieve)")
+    b.add_argument("--config", metavar="FILE", help="build the indexes declared in a lakesieve.toml")
     b.add_argument("--name")
     b.add_argument("--option", action="append", metavar="K=V")
     b.add_argument("--as-of")
