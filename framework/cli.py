@@ -230,6 +230,56 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(scale=args.scale, workdir=args.workdir)
 
 
+def _compare_figures(args: argparse.Namespace) -> dict[str, Any]:
+    from lakesieve.compare import compare_indexes, parse_types
+    from lakesieve.table import open as open_table
+
+    table = open_table(args.table, format=args.format)
+    return compare_indexes(
+        table, args.column, types=parse_types(args.types), queries=args.queries, seed=args.seed,
+        keep=getattr(args, "keep", False), e2e=not getattr(args, "no_e2e", False),
+        progress=lambda msg: print(msg, file=sys.stderr, flush=True),
+    )
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    """``lakesieve compare``: every index type on one column, measured on one seeded query set."""
+    from lakesieve.compare import format_table
+
+    result = _compare_figures(args)
+    if args.html:
+        from lakesieve.report import write_html
+
+        written = write_html(result, args.html)
+        print(f"report written to {written[0]} ({len(written) - 1} charts)", file=sys.stderr)
+    if args.json:
+        _print_json(result)
+    else:
+        print(format_table(result))
+    return 0
+
+
+def cmd_advise(args: argparse.Namespace) -> int:
+    """``lakesieve advise``: the index with the best pruning per byte for a workload mix."""
+    import os
+
+    from lakesieve.advise import advise, parse_workload, toml_fragment
+
+    workload = parse_workload(args.workload)
+    if args.from_json:
+        with open(args.from_json, encoding="utf-8") as fh:
+            result = json.load(fh)
+    else:
+        result = _compare_figures(args)
+    advice = advise(result, workload)
+    if args.toml:
+        name = args.table_name or os.path.basename(os.path.normpath(args.table)) or "table"
+        print(toml_fragment(name, advice), end="")
+    else:
+        print(advice["reason"])
+    return 0
+
+
 # ---------------------------------------------------------------- parser
 
 
@@ -300,12 +350,32 @@ def build_parser() -> argparse.ArgumentParser:
     dm.set_defaults(func=cmd_demo)
 
     bn = sub.add_parser("bench", help="run a benchmark suite and print its figures as JSON")
-    bn.add_argument("--suite", default="skeleton", choices=["skeleton"])
+    bn.add_argument("--suite", default="skeleton", choices=["skeleton", "formats"])
     bn.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor (default 1)")
     bn.add_argument("--workdir", default="bench-data", help="where data and tables go")
     bn.add_argument("--queries", type=int, default=200)
     bn.add_argument("--json", dest="json_path", help="also write the figures to this file")
     bn.set_defaults(func=cmd_bench)
+
+    cp = sub.add_parser("compare", help="build every index type on a column and compare them")
+    ad = sub.add_parser("advise", help="recommend an index type for a workload mix")
+    for sp in (cp, ad):
+        sp.add_argument("table")
+        sp.add_argument("--column", required=True)
+        sp.add_argument("--types", help="index types, comma-separated (default: all installed)")
+        sp.add_argument("--queries", type=int, default=200, help="queries per kind (default 200)")
+        sp.add_argument("--seed", type=int, default=42)
+        sp.add_argument("--no-e2e", action="store_true", help="skip the timed end-to-end reads")
+        sp.add_argument("--format")
+    cp.add_argument("--json", action="store_true")
+    cp.add_argument("--html", metavar="PATH", help="write an HTML report with PNG charts here")
+    cp.add_argument("--keep", action="store_true", help="keep the cmp_<column>_<type> indexes")
+    cp.set_defaults(func=cmd_compare)
+    ad.add_argument("--workload", help="KIND=WEIGHT,... (default point=0.6,range_0.1pct=0.3,in=0.1)")
+    ad.add_argument("--toml", action="store_true", help="print a lakesieve.toml fragment")
+    ad.add_argument("--table-name", help="label under [tables] for --toml (default: folder name)")
+    ad.add_argument("--from-json", metavar="FILE", help="reuse the figures of compare --json")
+    ad.set_defaults(func=cmd_advise)
     return p
 
 
