@@ -748,7 +748,8 @@ def to_arrow(bound: BoundPredicate) -> Any:
                 ">=": field >= v,
             }[node.op]
         if isinstance(node, InList):
-            inside = pc.Expression._call("is_in", [field], pc.SetLookupOptions(pa.array([scalar(v, col).as_py() for v in node.values], type=scalar(node.values[0], col).type)))
+            first = scalar(node.values[0], col)
+            inside = field.isin(pa.array([scalar(v, col).as_py() for v in node.values], type=first.type))
             return (~inside & field.is_valid()) if node.negated else inside
         if isinstance(node, Between):
             inside = (field >= scalar(node.low, col)) & (field <= scalar(node.high, col))

@@ -126,13 +126,13 @@ class Table:
             registry.call_first("lakesieve_format_timeline", f"format {self.format!r}", table=self.ref)
         )
 
-    def resolve_instant(self, as_of: str | None) -> Instant | None:
+    def resolve_instant(self, as_of: str | None, line: list[Instant] | None = None) -> Instant | None:
         """The instant ``as_of`` names (latest when ``None``).
 
         Raises:
             InstantNotFoundError: ``as_of`` is not a completed instant of the table.
         """
-        line = self.timeline()
+        line = self.timeline() if line is None else line
         if as_of is None:
             return line[-1] if line else None
         for inst in line:
@@ -344,7 +344,9 @@ class Table:
 
     # ------------------------------------------------------------ planning
 
-    def _loaded_indexes(self, inst: Instant, columns: set[str], snapshot: Snapshot) -> tuple[list[LoadedIndex], list[str]]:
+    def _loaded_indexes(
+        self, inst: Instant, columns: set[str], snapshot: Snapshot, line: list[Instant]
+    ) -> tuple[list[LoadedIndex], list[str]]:
         notes: list[str] = []
         try:
             log = self.store.read_log()
@@ -352,7 +354,7 @@ class Table:
             msg = f"index log of table {self.path} is unreadable ({exc}); reading every location"
             warnings.warn(msg, LakesieveWarning, stacklevel=3)
             return [], [msg]
-        timeline = {i.id: i for i in self.timeline()}
+        timeline = {i.id for i in line}
         out: list[LoadedIndex] = []
         for definition in log.indexes.values():
             if definition.column not in columns:
@@ -401,7 +403,8 @@ class Table:
         ``where`` is a predicate string or an unbound predicate tree.
         """
         started = time.perf_counter()
-        inst = self.resolve_instant(as_of)
+        line = self.timeline()  # listed once per plan: instant lookup and index checks share it
+        inst = self.resolve_instant(as_of, line)
         snapshot = self._snapshot(inst)
         if where is None or (isinstance(where, str) and not where.strip()):
             return Plan(inst, snapshot, snapshot.units, None, plan_ms=_ms(started))
@@ -411,7 +414,7 @@ class Table:
         bound = bind(where, schema, self.path)
         if inst is None:
             return Plan(inst, snapshot, (), bound, plan_ms=_ms(started))
-        loaded, notes = self._loaded_indexes(inst, set(bound.columns), snapshot)
+        loaded, notes = self._loaded_indexes(inst, set(bound.columns), snapshot, line)
         by_column: dict[str, list[LoadedIndex]] = {}
         for item in loaded:
             by_column.setdefault(item.definition.column, []).append(item)
