@@ -132,7 +132,47 @@ def cmd_index(args: argparse.Namespace) -> int:
         table.drop_index(args.name)
         print(f"dropped index {args.name} from {table.path}")
         return 0
+    if args.index_cmd in ("refresh", "compact", "vacuum"):
+        return _maintain(table, args)
     raise OptionError(f"unknown index command {args.index_cmd!r}")
+
+
+def _maintain(table: Any, args: argparse.Namespace) -> int:
+    """``lakesieve index refresh|compact|vacuum``."""
+    from lakesieve.refresh import RefreshPolicy
+
+    if args.index_cmd == "vacuum":
+        result = table.vacuum(grace_seconds=args.grace_seconds)
+        if args.json:
+            _print_json(result.to_dict())
+        else:
+            print(f"vacuumed {table.path}: {len(result.states_removed)} index states, "
+                  f"{len(result.orphan_folders_removed)} unreferenced folders removed")
+        return 0
+    policy = RefreshPolicy(
+        max_deltas=args.max_deltas,
+        max_delta_rows=args.max_delta_rows,
+        vacuum_after_compaction=args.vacuum,
+        vacuum_grace_seconds=args.grace_seconds if args.grace_seconds is not None else 3600.0,
+    )
+    from lakesieve.session import get_spark
+
+    spark = get_spark(conf=PROGRESS)
+    if args.index_cmd == "refresh":
+        results = table.refresh(args.name, spark=spark, policy=policy)
+    else:
+        results = table.compact(args.name, spark=spark, policy=policy)
+    if args.json:
+        _print_json([r.to_dict() for r in results])
+        return 0
+    if not results:
+        print(f"no indexes to {args.index_cmd} on {table.path}")
+    for r in results:
+        detail = f"{r.from_instant} -> {r.to_instant}" if r.from_instant != r.to_instant else f"at {r.to_instant}"
+        print(f"{r.action:<18} {r.index} {detail}: {r.delta_rows} delta rows, "
+              f"{r.locations_read} locations read, {r.locations_skipped_in_place} skipped (updated in place), "
+              f"{r.seconds:.1f}s{' - ' + r.note if r.note else ''}")
+    return 0
 
 
 def _build_from_config(args: argparse.Namespace) -> int:
@@ -192,8 +232,11 @@ def cmd_query(args: argparse.Namespace) -> int:
     from lakesieve.table import open as open_table
 
     table = open_table(args.table, format=args.format)
-    plan = table.plan(args.where, as_of=args.as_of)
     spark = get_spark()
+    if args.refresh:
+        for r in table.refresh(spark=spark):
+            print(f"index {r.index}: {r.action} ({r.from_instant} -> {r.to_instant})", file=sys.stderr)
+    plan = table.plan(args.where, as_of=args.as_of)
     started = time.perf_counter()
     df = table.read_plan(plan, spark)
     if args.output:
@@ -214,13 +257,9 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """``lakesieve bench``: measured figures as JSON (see BENCHMARKS.md)."""
-    from lakesieve.benchmark import main as bench_main
+    from lakesieve.benchmark import run
 
-    argv = ["--suite", args.suite, "--scale", str(args.scale), "--workdir", args.workdir,
-            "--queries", str(args.queries)]
-    if args.json_path:
-        argv += ["--json", args.json_path]
-    return bench_main(argv)
+    return run(args)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -303,7 +342,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--write-option", action="append", metavar="K=V", help="format-specific option")
     w.set_defaults(func=cmd_write)
 
-    i = sub.add_parser("index", help="build, list, describe or drop indexes")
+    i = sub.add_parser("index", help="build, list, describe, drop, refresh, compact or vacuum indexes")
     isub = i.add_subparsers(dest="index_cmd", required=True)
     b = isub.add_parser("build", help="build an index on a column, or the indexes a config declares")
     b.add_argument("table", nargs="?")
@@ -323,7 +362,21 @@ def build_parser() -> argparse.ArgumentParser:
     dr = isub.add_parser("drop", help="drop one index")
     dr.add_argument("table")
     dr.add_argument("name")
-    for sp in (b, lst, d, dr):
+    rf = isub.add_parser("refresh", help="bring indexes up to the latest instant, reading only what changed")
+    cm = isub.add_parser("compact", help="fold the deltas of indexes into a new base")
+    va = isub.add_parser("vacuum", help="remove index states of instants the table no longer keeps")
+    for sp in (rf, cm, va):
+        sp.add_argument("table")
+        sp.add_argument("--json", action="store_true")
+        sp.add_argument("--grace-seconds", type=float, default=None,
+                        help="keep unreferenced index files younger than this (default 3600)")
+    for sp in (rf, cm):
+        sp.add_argument("--name", help="only this index (default: every index of the table)")
+        sp.add_argument("--max-deltas", type=int, default=8, help="compact past this many delta states")
+        sp.add_argument("--max-delta-rows", type=int, default=1_000_000,
+                        help="compact past this many stored delta rows")
+        sp.add_argument("--vacuum", action="store_true", help="vacuum after compacting")
+    for sp in (b, lst, d, dr, rf, cm, va):
         sp.add_argument("--format")
     i.set_defaults(func=cmd_index)
 
@@ -340,6 +393,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--where", required=True)
     q.add_argument("--as-of")
     q.add_argument("--output", help="write the rows as Parquet here")
+    q.add_argument("--refresh", action="store_true", help="bring the indexes up to date before planning")
     q.add_argument("--limit", type=int, default=20, help="rows to print without --output")
     q.add_argument("--format")
     q.set_defaults(func=cmd_query)
@@ -350,11 +404,9 @@ def build_parser() -> argparse.ArgumentParser:
     dm.set_defaults(func=cmd_demo)
 
     bn = sub.add_parser("bench", help="run a benchmark suite and print its figures as JSON")
-    bn.add_argument("--suite", default="skeleton", choices=["skeleton", "formats"])
-    bn.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor (default 1)")
-    bn.add_argument("--workdir", default="bench-data", help="where data and tables go")
-    bn.add_argument("--queries", type=int, default=200)
-    bn.add_argument("--json", dest="json_path", help="also write the figures to this file")
+    from lakesieve.benchmark import add_arguments as add_bench_arguments
+
+    add_bench_arguments(bn)
     bn.set_defaults(func=cmd_bench)
 
     cp = sub.add_parser("compare", help="build every index type on a column and compare them")

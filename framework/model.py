@@ -118,6 +118,12 @@ class Changes:
         added: locations that appeared.
         rewritten: locations whose content changed (new file slice, log file, ...).
         removed: locations that disappeared.
+        updated_in_place: rewritten locations whose records were only replaced
+            by new versions of themselves (no record inserted or deleted), so
+            the values of ``key_columns`` they hold are unchanged. Optional:
+            a format that cannot tell leaves it empty.
+        key_columns: the columns identifying a record (Hudi's record key
+            fields), whose values ``updated_in_place`` locations keep.
     """
 
     start: str | None
@@ -125,6 +131,8 @@ class Changes:
     added: frozenset[str] = frozenset()
     rewritten: frozenset[str] = frozenset()
     removed: frozenset[str] = frozenset()
+    updated_in_place: frozenset[str] = frozenset()
+    key_columns: tuple[str, ...] = ()
 
     @property
     def touched(self) -> frozenset[str]:

@@ -47,6 +47,8 @@ class LoadedIndex:
         error: why the index cannot be used (``obj`` is then ``None``).
         added_for_staleness: locations changed between the state's instant and
             the query's, added to every answer of this index.
+        overlay: the summed delta chain on top of the base, for a state refreshed
+            incrementally (``None`` for a base state).
         selected: locations this index selected over all leaves it answered.
     """
 
@@ -55,6 +57,7 @@ class LoadedIndex:
     obj: Any = None
     error: str = ""
     added_for_staleness: frozenset[str] = frozenset()
+    overlay: Any = None
     answered: int = 0
     selected: set[str] = field(default_factory=set)
 
@@ -114,6 +117,11 @@ def _ask(index: LoadedIndex, queries: list[KeyQuery]) -> Answer:
         if result.locations is None:
             return ALL
         found |= result.locations
+        if index.overlay is not None:
+            extra = index.overlay.locations(query)
+            if extra is None:
+                return ALL
+            found |= extra
     return frozenset(found | index.added_for_staleness)
 
 

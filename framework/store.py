@@ -67,6 +67,10 @@ class IndexState:
         files: the stored data files.
         meta: the index type's metadata.
         created_ms: when the state was committed.
+        kind: ``"base"`` (a whole index built or compacted by the index type) or
+            ``"delta"`` (the net ``(key, location, count)`` changes since ``parent``).
+        parent: for a delta, the state it applies on top of.
+        base: for a delta, the base state its chain starts from.
     """
 
     index: str
@@ -76,6 +80,14 @@ class IndexState:
     files: tuple[StoredFile, ...]
     meta: dict[str, Any]
     created_ms: int
+    kind: str = "base"
+    parent: str | None = None
+    base: str | None = None
+
+    @property
+    def is_delta(self) -> bool:
+        """Whether this state is a delta on top of an earlier state."""
+        return self.kind == "delta"
 
     @property
     def size_bytes(self) -> int:
@@ -85,7 +97,13 @@ class IndexState:
 
 @dataclass
 class IndexDefinition:
-    """An index declared on a table, with its states, oldest instant first."""
+    """An index declared on a table, with its states, oldest instant first.
+
+    ``states`` holds one state per table instant (the newest committed for
+    that instant wins); ``by_id`` holds every state not yet removed, including
+    states a later one replaced at the same instant: delta states still point
+    at them through ``parent``/``base``.
+    """
 
     name: str
     type: str
@@ -93,6 +111,28 @@ class IndexDefinition:
     key_type: str
     params: dict[str, Any]
     states: list[IndexState] = field(default_factory=list)
+    by_id: dict[str, IndexState] = field(default_factory=dict)
+
+    def chain(self, state: IndexState) -> list[IndexState]:
+        """The base state and every delta up to ``state``, oldest first.
+
+        Raises:
+            IndexCorruptError: a state of the chain was removed or is not a delta chain.
+        """
+        out = [state]
+        seen = {state.state_id}
+        current = state
+        while current.is_delta:
+            parent = self.by_id.get(current.parent or "")
+            if parent is None or parent.state_id in seen:
+                raise IndexCorruptError(
+                    f"index {self.name!r}: delta state {current.state_id} lost its parent {current.parent}"
+                )
+            seen.add(parent.state_id)
+            out.append(parent)
+            current = parent
+        out.reverse()
+        return out
 
     def latest(self) -> IndexState | None:
         """The state of the newest instant, if any."""
@@ -215,7 +255,13 @@ class IndexStore:
                 files=files,
                 meta=dict(action["meta"]),
                 created_ms=int(action["created_ms"]),
+                kind=str(action.get("kind") or "base"),
+                parent=(str(action["parent"]) if action.get("parent") else None),
+                base=(str(action["base"]) if action.get("base") else None),
             )
+            if state.kind not in ("base", "delta") or (state.kind == "delta" and not state.parent):
+                raise ValueError(f"state {state.state_id} has kind {state.kind!r} without a parent")
+            indexes[name].by_id[state.state_id] = state
             states = [s for s in indexes[name].states if s.instant_sort_key != state.instant_sort_key]
             states.append(state)
             states.sort(key=lambda s: s.instant_sort_key)
@@ -226,6 +272,7 @@ class IndexStore:
                 indexes[name].states = [
                     s for s in indexes[name].states if s.state_id != str(action["state_id"])
                 ]
+                indexes[name].by_id.pop(str(action["state_id"]), None)
         elif op == "drop":
             indexes.pop(str(action["index"]), None)
         else:
@@ -341,3 +388,47 @@ class IndexStore:
                     (self.root / f.path).unlink()
             with contextlib.suppress(OSError):
                 (self.data_dir / state.index / state.state_id).rmdir()
+
+
+def add_state_action(
+    index: str,
+    state_id: str,
+    instant_id: str,
+    instant_sort_key: str,
+    files: list[dict[str, Any]],
+    meta: dict[str, Any],
+    kind: str = "base",
+    parent: str | None = None,
+    base: str | None = None,
+) -> dict[str, Any]:
+    """The log action that records one new index state."""
+    action: dict[str, Any] = {
+        "op": "add_state",
+        "index": index,
+        "state_id": state_id,
+        "instant": instant_id,
+        "instant_sort_key": instant_sort_key,
+        "files": files,
+        "meta": meta,
+        "created_ms": int(time.time() * 1000),
+        "kind": kind,
+    }
+    if parent is not None:
+        action["parent"] = parent
+    if base is not None:
+        action["base"] = base
+    return action
+
+
+def state_folders(store: IndexStore) -> list[tuple[str, str, Path]]:
+    """Every ``data/<index>/<state id>`` folder on disk, referenced or not."""
+    out: list[tuple[str, str, Path]] = []
+    if not store.data_dir.is_dir():
+        return out
+    for index_dir in sorted(store.data_dir.iterdir()):
+        if not index_dir.is_dir():
+            continue
+        for state_dir in sorted(index_dir.iterdir()):
+            if state_dir.is_dir():
+                out.append((index_dir.name, state_dir.name, state_dir))
+    return out

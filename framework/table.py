@@ -25,9 +25,24 @@ from lakesieve.errors import (
     TableNotFoundError,
 )
 from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant, Snapshot, TableRef, WriteOptions
+from lakesieve.overlay import DeltaOverlay
 from lakesieve.planner import LakesieveWarning, LoadedIndex, evaluate
 from lakesieve.predicate import BoundPredicate, bind, resolve_column, to_sql
-from lakesieve.store import DEFAULT_DIRNAME, IndexDefinition, IndexState, IndexStore
+from lakesieve.refresh import (
+    RefreshPolicy,
+    RefreshResult,
+    VacuumResult,
+    compact_index,
+    refresh_index,
+    vacuum,
+)
+from lakesieve.store import (
+    DEFAULT_DIRNAME,
+    IndexDefinition,
+    IndexState,
+    IndexStore,
+    add_state_action,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -70,6 +85,8 @@ def open(
     format: str | None = None,
     index_root: str | os.PathLike[str] | None = None,
     options: dict[str, str] | None = None,
+    auto_refresh: bool = False,
+    refresh_policy: RefreshPolicy | None = None,
 ) -> Table:
     """Open the table at ``path``; the format is detected when not given.
 
@@ -78,6 +95,9 @@ def open(
         format: format plugin name; detected from the files when ``None``.
         index_root: where the index lives (default ``<path>/.lakesieve``).
         options: format-specific options.
+        auto_refresh: let :meth:`Table.read` bring the indexes up to the
+            latest instant before planning.
+        refresh_policy: when refresh compacts deltas (defaults otherwise).
 
     Raises:
         TableNotFoundError: nothing at ``path``, or no plugin recognises it.
@@ -92,14 +112,22 @@ def open(
         registry.require_format(format)
         if registry.call_optional("lakesieve_format_timeline", table=TableRef(root, format, options or {})) is None:
             raise TableNotFoundError(f"format plugin {format!r} cannot open a table at {root!r}")
-    return Table(TableRef(root, format, dict(options or {})), index_root)
+    return Table(TableRef(root, format, dict(options or {})), index_root, auto_refresh, refresh_policy)
 
 
 class Table:
     """One table and its indexes."""
 
-    def __init__(self, ref: TableRef, index_root: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        ref: TableRef,
+        index_root: str | os.PathLike[str] | None = None,
+        auto_refresh: bool = False,
+        refresh_policy: RefreshPolicy | None = None,
+    ) -> None:
         self.ref = ref
+        self.auto_refresh = auto_refresh
+        self.refresh_policy = refresh_policy or RefreshPolicy()
         if index_root is None:
             index_root = registry.call_optional("lakesieve_format_index_root", table=ref)
         self.store = IndexStore(index_root or Path(ref.path) / DEFAULT_DIRNAME)
@@ -228,34 +256,8 @@ class Table:
         if progress is not None:
             progress(f"building {type} index {name} on {self.path} column {col.name} at instant {inst.id} ...")
         spark = spark or get_spark(conf=spark_conf)
-        started = time.perf_counter()
-        snapshot = self._snapshot(inst)
-        frame = registry.call_first(
-            "lakesieve_format_read",
-            f"format {self.format!r}",
-            table=self.ref,
-            spark=spark,
-            units=snapshot.units,
-            instant=inst.id,
-            with_location=True,
-        )
-        from pyspark.sql import functions as F
-
-        relation = frame.select(F.col(col.name).alias("key"), F.col(LOCATION_COLUMN).alias("location"))
-        built = registry.call_first(
-            "lakesieve_index_build",
-            f"index type {type!r}",
-            index_type=type,
-            spark=spark,
-            relation=relation,
-            key_type=col.spark_type,
-            params=params,
-        )
-        if not isinstance(built, BuiltIndex):
-            got = built.__class__.__name__
-            raise LakesieveError(f"index type {type!r} returned {got} from build, not BuiltIndex")
-        build_seconds = time.perf_counter() - started
-        built.meta.setdefault("build_seconds", round(build_seconds, 3))
+        definition = IndexDefinition(name=name, type=type, column=col.name, key_type=col.spark_type, params=params)
+        built = self._build(definition, inst, spark)
         state_id, records = self.store.write_files(name, built)
 
         def actions(snap: Any) -> list[dict[str, Any]]:
@@ -274,22 +276,42 @@ class Table:
                         "params": params,
                     }
                 )
-            out.append(
-                {
-                    "op": "add_state",
-                    "index": name,
-                    "state_id": state_id,
-                    "instant": inst.id,
-                    "instant_sort_key": inst.sort_key,
-                    "files": records,
-                    "meta": built.meta,
-                    "created_ms": int(time.time() * 1000),
-                }
-            )
+            out.append(add_state_action(name, state_id, inst.id, inst.sort_key, records, built.meta))
             return out
 
         self.store.commit_with_retry(actions)
         return self.describe_index(name)
+
+    def _build(self, definition: IndexDefinition, inst: Instant, spark: SparkSession) -> BuiltIndex:
+        """Build ``definition`` from the table's rows at ``inst`` (a Spark job)."""
+        started = time.perf_counter()
+        snapshot = self._snapshot(inst)
+        frame = registry.call_first(
+            "lakesieve_format_read",
+            f"format {self.format!r}",
+            table=self.ref,
+            spark=spark,
+            units=snapshot.units,
+            instant=inst.id,
+            with_location=True,
+        )
+        from pyspark.sql import functions as F
+
+        relation = frame.select(F.col(definition.column).alias("key"), F.col(LOCATION_COLUMN).alias("location"))
+        built = registry.call_first(
+            "lakesieve_index_build",
+            f"index type {definition.type!r}",
+            index_type=definition.type,
+            spark=spark,
+            relation=relation,
+            key_type=definition.key_type,
+            params=definition.params,
+        )
+        if not isinstance(built, BuiltIndex):
+            got = built.__class__.__name__
+            raise LakesieveError(f"index type {definition.type!r} returned {got} from build, not BuiltIndex")
+        built.meta.setdefault("build_seconds", round(time.perf_counter() - started, 3))
+        return built
 
     def _fingerprint(self) -> str:
         line = self.timeline()
@@ -315,6 +337,20 @@ class Table:
         self._loaded[state.state_id] = obj
         return obj
 
+    def _overlay(self, definition: IndexDefinition, chain: list[IndexState]) -> DeltaOverlay:
+        key = "overlay:" + chain[-1].state_id
+        if key not in self._loaded:
+            from lakesieve.refresh import DELTA_FILE
+
+            deltas = []
+            for state in chain[1:]:
+                files = self.store.read_files(state)
+                if DELTA_FILE in files:
+                    deltas.append(files[DELTA_FILE])
+            self._loaded[key] = DeltaOverlay.from_deltas(deltas)
+        overlay: DeltaOverlay = self._loaded[key]
+        return overlay
+
     def describe_index(self, name: str) -> dict[str, Any]:
         """Type, column, instants, size and the index type's own description."""
         definition = self.index(name)
@@ -330,9 +366,16 @@ class Table:
             "size_bytes": state.size_bytes if state else 0,
         }
         if state is not None:
-            out["build_seconds"] = state.meta.get("build_seconds")
             try:
-                obj = self._load(definition, state)
+                chain = definition.chain(state)
+                base = chain[0]
+                out["base_instant"] = base.instant
+                out["deltas"] = len(chain) - 1
+                out["size_bytes"] = sum(s.size_bytes for s in chain)
+                out["build_seconds"] = base.meta.get("build_seconds")
+                if len(chain) > 1:
+                    out["delta_rows"] = self._overlay(definition, chain).rows
+                obj = self._load(definition, base)
                 details = registry.call_optional(
                     "lakesieve_index_describe", index_type=definition.type, index=obj
                 )
@@ -341,6 +384,47 @@ class Table:
             except Exception as exc:
                 out["error"] = f"unreadable: {exc}"
         return out
+
+    # ------------------------------------------------------------ maintenance
+
+    def refresh(
+        self,
+        name: str | None = None,
+        spark: SparkSession | None = None,
+        policy: RefreshPolicy | None = None,
+    ) -> list[RefreshResult]:
+        """Bring every index (or the one named) to the latest completed instant.
+
+        Reads only the locations changed since each index's instant and
+        stores the difference as a delta, compacting when ``policy`` says so
+        (see :mod:`lakesieve.refresh`).
+        """
+        names = [self.index(name).name] if name else [d.name for d in self.indexes()]
+        line = self.timeline()
+        target = line[-1] if line else None
+        if target is None or not names:
+            return []
+        from lakesieve.session import get_spark
+
+        spark = spark or get_spark()
+        policy = policy or self.refresh_policy
+        return [refresh_index(self, n, spark, policy, target, line) for n in names]
+
+    def compact(
+        self, name: str | None = None, spark: SparkSession | None = None, policy: RefreshPolicy | None = None
+    ) -> list[RefreshResult]:
+        """Fold the deltas of every index (or the one named) into a new base."""
+        names = [self.index(name).name] if name else [d.name for d in self.indexes()]
+        from lakesieve.session import get_spark
+
+        spark = spark or get_spark()
+        policy = policy or self.refresh_policy
+        return [compact_index(self, n, spark, policy) for n in names]
+
+    def vacuum(self, grace_seconds: float | None = None) -> VacuumResult:
+        """Remove index states of instants the table no longer keeps, and unreferenced files."""
+        grace = self.refresh_policy.vacuum_grace_seconds if grace_seconds is None else grace_seconds
+        return vacuum(self, grace)
 
     # ------------------------------------------------------------ planning
 
@@ -374,8 +458,12 @@ class Table:
                 warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
                 continue
             try:
-                item.obj = self._load(definition, state)
+                chain = definition.chain(state)
+                item.obj = self._load(definition, chain[0])
+                if len(chain) > 1:
+                    item.overlay = self._overlay(definition, chain)
             except Exception as exc:
+                item.obj = None
                 item.error = f"unreadable: {exc}"
                 notes.append(f"index {definition.name!r} is unreadable ({exc}); not used")
                 warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
@@ -470,8 +558,26 @@ class Table:
         spark: SparkSession | None = None,
         where: str | None = None,
         as_of: str | None = None,
+        refresh: bool | None = None,
     ) -> DataFrame:
-        """The rows matching ``where`` at ``as_of``, reading only the locations the indexes allow."""
+        """The rows matching ``where`` at ``as_of``, reading only the locations the indexes allow.
+
+        With ``refresh`` (default: the table's ``auto_refresh``) the indexes
+        first catch up with the latest instant; if that fails the read goes on
+        with the stale indexes (still exact) and a warning.
+        """
+        if refresh if refresh is not None else self.auto_refresh:
+            from lakesieve.session import get_spark
+
+            spark = spark or get_spark()
+            try:
+                self.refresh(spark=spark)
+            except Exception as exc:
+                warnings.warn(
+                    f"indexes of table {self.path} could not catch up ({exc}); using them as they are",
+                    LakesieveWarning,
+                    stacklevel=2,
+                )
         plan = self.plan(where, as_of)
         return self.read_plan(plan, spark)
 

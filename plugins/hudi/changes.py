@@ -51,8 +51,14 @@ def _late_completions(
     ]
 
 
-def _merge(state: dict[str, str], touches: instant_touches.Touches) -> None:
-    """Fold one instant's touches into the per-location state, oldest instant first."""
+def _merge(state: dict[str, str], in_place: dict[str, bool], touches: instant_touches.Touches) -> None:
+    """Fold one instant's touches into the per-location state, oldest instant first.
+
+    ``in_place`` tracks, per location, whether every touch so far only updated
+    records (see :class:`~lakesieve.plugins.hudi.instant_touches.Touches`).
+    """
+    for loc in touches.added | touches.rewritten | touches.removed:
+        in_place[loc] = in_place.get(loc, True) and loc in touches.in_place
     for loc in touches.added:
         state[loc] = "added" if state.get(loc, "added") == "added" else "rewritten"
     for loc in touches.rewritten:
@@ -107,8 +113,9 @@ def compute_changes(table: TableRef, start: str | None, end: str) -> Changes:
         per_instant.append((ts, instant_touches.Touches(rewritten=undone)))
 
     state: dict[str, str] = {}
+    in_place: dict[str, bool] = {}
     for _, touches in sorted(per_instant, key=lambda item: item[0]):
-        _merge(state, touches)
+        _merge(state, in_place, touches)
     if conservative:
         # The ``end`` side must be listed: its locations are what a reader
         # needs. Locations only ``start`` had at worst stay stale in an index.
@@ -120,6 +127,15 @@ def compute_changes(table: TableRef, start: str | None, end: str) -> Changes:
     added = frozenset(loc for loc, kind in state.items() if kind == "added")
     removed = frozenset(loc for loc, kind in state.items() if kind == "removed")
     rewritten = frozenset(loc for loc, kind in state.items() if kind == "rewritten")
+    updated = frozenset() if conservative else frozenset(loc for loc in rewritten if in_place.get(loc))
     if not forward:
         added, removed = removed, added
-    return Changes(start=start, end=end, added=added, rewritten=rewritten, removed=removed)
+    return Changes(
+        start=start,
+        end=end,
+        added=added,
+        rewritten=rewritten,
+        removed=removed,
+        updated_in_place=updated,
+        key_columns=config.record_key_fields,
+    )

@@ -53,11 +53,29 @@ def load_metadata(table: HudiTable, inst: HudiInstant) -> dict[str, Any]:
 
 @dataclass
 class Touches:
-    """Locations one instant added, rewrote or removed."""
+    """Locations one instant added, rewrote or removed.
+
+    ``in_place`` holds the rewritten locations whose every write stat says
+    records were only updated: ``numInserts`` and ``numDeletes`` both
+    recorded as 0, so the set of record keys there did not change.
+    """
 
     added: set[str] = field(default_factory=set)
     rewritten: set[str] = field(default_factory=set)
     removed: set[str] = field(default_factory=set)
+    in_place: set[str] = field(default_factory=set)
+
+
+def _keys_unchanged(stat: Mapping[str, Any]) -> bool:
+    """Whether a write stat records updates only (no insert, no delete)."""
+    inserts, deletes = stat.get("numInserts"), stat.get("numDeletes")
+    return (
+        isinstance(inserts, int)
+        and isinstance(deletes, int)
+        and not isinstance(inserts, bool)
+        and inserts == 0
+        and deletes == 0
+    )
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -85,6 +103,7 @@ def touches_of_commit(meta: Mapping[str, Any]) -> Touches:
         ValueError: a write stat names no file group.
     """
     out = Touches()
+    changed_keys: set[str] = set()
     for partition, stat in _write_stats(meta):
         file_id = stat.get("fileId")
         if not file_id:
@@ -93,10 +112,13 @@ def touches_of_commit(meta: Mapping[str, Any]) -> Touches:
         loc = location_of(part, str(file_id))
         prev = str(stat.get("prevCommit") or "").strip().lower()
         (out.added if prev in _NO_PREVIOUS else out.rewritten).add(loc)
+        if not _keys_unchanged(stat):
+            changed_keys.add(loc)
     for partition, file_ids in _mapping(meta.get("partitionToReplaceFileIds")).items():
         for file_id in file_ids or []:
             out.removed.add(location_of(str(partition or ""), str(file_id)))
     out.rewritten -= out.added
+    out.in_place = out.rewritten - changed_keys - out.removed
     return out
 
 

@@ -68,6 +68,7 @@ class TableConfig:
         hive_style: whether partition paths are ``field=value`` (``None`` if unset).
         url_encoded: whether partition values are URL-encoded.
         populates_meta_fields: whether data files carry ``_hoodie_*`` values.
+        record_key_fields: ``hoodie.table.recordkey.fields``, in order.
     """
 
     version: int
@@ -79,6 +80,7 @@ class TableConfig:
     hive_style: bool | None
     url_encoded: bool
     populates_meta_fields: bool
+    record_key_fields: tuple[str, ...] = ()
 
 
 def table_config(table: HudiTable) -> TableConfig:
@@ -102,6 +104,7 @@ def table_config(table: HudiTable) -> TableConfig:
         hive_style=_flag(opts.get("hoodie.datasource.write.hive_style_partitioning"), None),
         url_encoded=bool(_flag(opts.get("hoodie.datasource.write.partitionpath.urlencode"), False)),
         populates_meta_fields=bool(_flag(opts.get("hoodie.populate.meta.fields"), True)),
+        record_key_fields=partition_fields(opts.get("hoodie.table.recordkey.fields")),
     )
 
 

@@ -1,0 +1,466 @@
+"""Keeping indexes in step with the table's timeline: refresh, compaction, vacuum.
+
+**Refresh** brings an index from the instant of its newest state to the
+table's latest completed instant by reading only what changed. The format
+plugin names the locations touched in between (``lakesieve_format_changes``);
+Spark reads the key column of those locations as they were at the index's
+instant (count -1 per row) and as they are now (+1), and sums per
+``(key, location)``. What does not cancel out is the **delta**: rows added
+and removed per key and location, so a delete never takes away a location
+that other rows of the key still need. Locations the format reports as
+updated in place (records replaced by new versions of themselves) are not
+read when the indexed column identifies records: their keys cannot change.
+
+A small delta is stored as a **delta state** on top of the previous state;
+lookups add its positive pairs to the base's answer
+(:mod:`lakesieve.overlay`). When the chain grows past ``max_deltas`` states
+or ``max_delta_rows`` summed rows, refresh **compacts**: the index type folds
+the summed chain into a new base (``lakesieve_index_apply_delta``), or, for a
+type without that hook, the index is rebuilt at the instant.
+
+**Crash safety and concurrency.** Every new state is written as files first
+and becomes visible with one exclusive log commit naming its parent state.
+A refresh killed at any point leaves the previous state (and at worst some
+unreferenced files, which vacuum removes); a rerun starts from the newest
+committed state. Two refreshes racing on one index compute from the same
+parent; the commit of the second sees a newer head, drops its work and starts
+again from that head (or stops when it is already current), so no delta is
+lost or applied twice.
+
+**Vacuum** removes states whose instants the table no longer has (unless a
+retained delta still builds on them), states replaced at their instant by a
+compaction, and files no committed state names that are older than a grace
+period (a refresh still running may be about to commit them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import time
+import warnings
+from dataclasses import asdict, dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from lakesieve import registry
+from lakesieve.errors import CommitConflictError, LakesieveError
+from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant, Snapshot
+from lakesieve.overlay import DELTA_COLUMNS
+from lakesieve.planner import LakesieveWarning
+from lakesieve.store import (
+    IndexDefinition,
+    IndexState,
+    LogSnapshot,
+    add_state_action,
+    state_folders,
+)
+
+if TYPE_CHECKING:
+    from lakesieve.table import Table
+    from pyspark.sql import DataFrame, SparkSession
+
+#: Name of the file a delta state stores.
+DELTA_FILE = "delta"
+
+
+@dataclass(frozen=True)
+class RefreshPolicy:
+    """When refresh folds deltas into a new base.
+
+    Attributes:
+        max_deltas: compact once the chain would hold more delta states.
+        max_delta_rows: compact once the chain's stored delta rows would exceed this.
+        vacuum_after_compaction: run vacuum after each compaction.
+        vacuum_grace_seconds: files no state names are kept this long.
+    """
+
+    max_deltas: int = 8
+    max_delta_rows: int = 1_000_000
+    vacuum_after_compaction: bool = False
+    vacuum_grace_seconds: float = 3600.0
+
+    def __post_init__(self) -> None:
+        if self.max_deltas < 0:
+            raise LakesieveError(f"refresh option max_deltas must be >= 0, got {self.max_deltas}")
+        if self.max_delta_rows < 0:
+            raise LakesieveError(f"refresh option max_delta_rows must be >= 0, got {self.max_delta_rows}")
+        if self.vacuum_grace_seconds < 0:
+            raise LakesieveError(
+                f"refresh option vacuum_grace_seconds must be >= 0, got {self.vacuum_grace_seconds}"
+            )
+
+
+@dataclass
+class RefreshResult:
+    """What a refresh or compaction did to one index."""
+
+    index: str
+    action: str
+    from_instant: str | None = None
+    to_instant: str | None = None
+    delta_rows: int = 0
+    locations_read: int = 0
+    locations_skipped_in_place: int = 0
+    chain_length: int = 0
+    seconds: float = 0.0
+    retries: int = 0
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        return asdict(self)
+
+
+@dataclass
+class VacuumResult:
+    """States and files a vacuum removed."""
+
+    states_removed: list[str] = field(default_factory=list)
+    orphan_folders_removed: list[str] = field(default_factory=list)
+    temp_files_removed: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly form."""
+        return asdict(self)
+
+
+class _HeadMoved(Exception):
+    """Another writer committed a new state for the index meanwhile."""
+
+
+# --------------------------------------------------------------------------- deltas
+
+
+@dataclass
+class DeltaPlan:
+    """The locations a delta must read."""
+
+    old_units: tuple[Any, ...]
+    new_units: tuple[Any, ...]
+    skipped_in_place: int
+
+
+def plan_delta(table: Table, column: str, start: Instant, end: Instant) -> DeltaPlan:
+    """The read units, at ``start`` and at ``end``, whose keys may differ."""
+    changes = registry.call_first(
+        "lakesieve_format_changes", f"format {table.format!r}", table=table.ref, start=start.id, end=end.id
+    )
+    touched = set(changes.touched)
+    skipped = 0
+    if column in changes.key_columns:
+        in_place = touched & set(changes.updated_in_place)
+        skipped = len(in_place)
+        touched -= in_place
+    if not touched:
+        return DeltaPlan((), (), skipped)
+    old: Snapshot = table._snapshot(start)
+    new: Snapshot = table._snapshot(end)
+    return DeltaPlan(old.units_for(touched), new.units_for(touched), skipped)
+
+
+def delta_frame(
+    table: Table, spark: SparkSession, column: str, start: Instant, end: Instant, plan: DeltaPlan
+) -> DataFrame | None:
+    """Spark frame of ``(key, location, count)`` between two instants; ``None`` when nothing to read."""
+    from pyspark.sql import functions as F
+
+    frames = []
+    for units, inst, sign in ((plan.old_units, start, -1), (plan.new_units, end, 1)):
+        if not units:
+            continue
+        frame = registry.call_first(
+            "lakesieve_format_read",
+            f"format {table.format!r}",
+            table=table.ref,
+            spark=spark,
+            units=units,
+            instant=inst.id,
+            with_location=True,
+        )
+        frames.append(
+            frame.select(
+                F.col(column).alias("key"),
+                F.col(LOCATION_COLUMN).alias("location"),
+                F.lit(sign).cast("long").alias("count"),
+            )
+        )
+    if not frames:
+        return None
+    union = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
+    summed = union.groupBy("key", "location").agg(F.sum("count").cast("long").alias("count"))
+    return summed.where(F.col("count") != 0)
+
+
+def _stored_deltas(table: Table, chain: list[IndexState]) -> list[pa.Table]:
+    out = []
+    for state in chain[1:]:
+        files = table.store.read_files(state)
+        if DELTA_FILE in files:
+            out.append(files[DELTA_FILE].select(list(DELTA_COLUMNS)))
+    return out
+
+
+def _stored_rows(chain: list[IndexState]) -> int:
+    return sum(f.rows for s in chain[1:] for f in s.files)
+
+
+# --------------------------------------------------------------------------- new states
+
+
+def _fold(
+    table: Table,
+    spark: SparkSession,
+    definition: IndexDefinition,
+    chain: list[IndexState],
+    extra: DataFrame | None,
+    target: Instant,
+) -> tuple[BuiltIndex, str]:
+    """A new base at ``target``: the chain's base with every delta folded in (or a rebuild)."""
+    from pyspark.sql import functions as F
+
+    base_obj = table._load(definition, chain[0])
+    parts: list[DataFrame] = []
+    stored = _stored_deltas(table, chain)
+    if stored:
+        parts.append(spark.createDataFrame(pa.concat_tables(stored, promote_options="default")))
+    if extra is not None:
+        parts.append(extra)
+    if parts:
+        union = parts[0]
+        for p in parts[1:]:
+            union = union.unionByName(p)
+        delta = union.groupBy("key", "location").agg(F.sum("count").cast("long").alias("count"))
+        delta = delta.where(F.col("count") != 0)
+    else:
+        delta = spark.createDataFrame([], "key string, location string, count long")
+    built = registry.call_optional(
+        "lakesieve_index_apply_delta",
+        index_type=definition.type,
+        spark=spark,
+        index=base_obj,
+        delta=delta,
+        params=definition.params,
+    )
+    if built is None:
+        return table._build(definition, target, spark), "rebuilt"
+    if not isinstance(built, BuiltIndex):
+        raise LakesieveError(f"index type {definition.type!r} returned {type(built).__name__} from apply_delta")
+    return built, "compacted"
+
+
+def _commit_state(
+    table: Table,
+    name: str,
+    head: IndexState | None,
+    built: BuiltIndex,
+    target: Instant,
+    kind: str,
+    base: str | None,
+) -> None:
+    """Write the files and commit the state, if ``head`` is still the index's newest state."""
+    state_id, records = table.store.write_files(name, built)
+
+    def actions(snap: LogSnapshot) -> list[dict[str, Any]]:
+        current = snap.indexes.get(name)
+        now = current.latest() if current else None
+        if current is None or (head is not None and (now is None or now.state_id != head.state_id)):
+            raise _HeadMoved()
+        return [
+            add_state_action(
+                name,
+                state_id,
+                target.id,
+                target.sort_key,
+                records,
+                built.meta,
+                kind=kind,
+                parent=head.state_id if kind == "delta" and head is not None else None,
+                base=base if kind == "delta" else None,
+            )
+        ]
+
+    try:
+        table.store.commit_with_retry(actions)
+    except (_HeadMoved, CommitConflictError):
+        _discard(table, name, state_id)
+        raise _HeadMoved() from None
+
+
+def _discard(table: Table, name: str, state_id: str) -> None:
+    with contextlib.suppress(OSError):
+        shutil.rmtree(table.store.data_dir / name / state_id)
+
+
+# --------------------------------------------------------------------------- refresh
+
+
+def refresh_index(
+    table: Table,
+    name: str,
+    spark: SparkSession,
+    policy: RefreshPolicy,
+    target: Instant,
+    line: list[Instant],
+    attempts: int = 8,
+) -> RefreshResult:
+    """Bring one index to ``target``; see the module docstring."""
+    started = time.perf_counter()
+    on_timeline = {i.id for i in line}
+    for attempt in range(attempts):
+        definition = table.index(name)
+        head = definition.latest()
+        result = RefreshResult(name, "up to date", head.instant if head else None, target.id, retries=attempt)
+        if head is None:
+            result.action, result.note = "skipped", "never built; build it first"
+            return result
+        if head.instant_sort_key >= target.sort_key:
+            result.chain_length = len(definition.chain(head)) - 1
+            return result
+        try:
+            if head.instant not in on_timeline:
+                raise LakesieveError(f"index instant {head.instant} is not on the table's timeline")
+            chain = definition.chain(head)
+            start = next(i for i in line if i.id == head.instant)
+            plan = plan_delta(table, definition.column, start, target)
+            result.locations_read = len({u.location for u in plan.old_units + plan.new_units})
+            result.locations_skipped_in_place = plan.skipped_in_place
+            frame = delta_frame(table, spark, definition.column, start, target, plan)
+        except _HeadMoved:
+            raise
+        except Exception as exc:
+            warnings.warn(
+                f"index {name!r} on table {table.path}: changes since {head.instant} cannot be read "
+                f"incrementally ({exc}); rebuilding at {target.id}",
+                LakesieveWarning,
+                stacklevel=3,
+            )
+            try:
+                _commit_state(table, name, head, table._build(definition, target, spark), target, "base", None)
+            except _HeadMoved:
+                continue
+            result.action, result.note = "rebuilt", str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            result.seconds = time.perf_counter() - started
+            return result
+        cached = frame.persist() if frame is not None else None
+        try:
+            rows = cached.count() if cached is not None else 0
+            result.delta_rows = rows
+            deltas = len(chain) - 1
+            if deltas + 1 > policy.max_deltas or _stored_rows(chain) + rows > policy.max_delta_rows:
+                built, how = _fold(table, spark, definition, chain, cached, target)
+                try:
+                    _commit_state(table, name, head, built, target, "base", None)
+                except _HeadMoved:
+                    continue
+                result.action, result.chain_length = how, 0
+                if policy.vacuum_after_compaction:
+                    vacuum(table, policy.vacuum_grace_seconds)
+            else:
+                files: dict[str, pa.Table] = {}
+                if cached is not None and rows:
+                    files[DELTA_FILE] = cached.toArrow().select(list(DELTA_COLUMNS))
+                meta = {"delta_rows": rows, "from_instant": head.instant}
+                built = BuiltIndex(files=files, meta=meta)
+                try:
+                    _commit_state(table, name, head, built, target, "delta", chain[0].state_id)
+                except _HeadMoved:
+                    continue
+                result.action, result.chain_length = "delta", deltas + 1
+        finally:
+            if cached is not None:
+                cached.unpersist()
+        result.seconds = time.perf_counter() - started
+        return result
+    raise CommitConflictError(
+        f"index {name!r} on table {table.path}: {attempts} refreshes in a row lost a race to other writers"
+    )
+
+
+def compact_index(
+    table: Table, name: str, spark: SparkSession, policy: RefreshPolicy, attempts: int = 8
+) -> RefreshResult:
+    """Fold the newest state's delta chain into a new base at the same instant."""
+    started = time.perf_counter()
+    for attempt in range(attempts):
+        definition = table.index(name)
+        head = definition.latest()
+        result = RefreshResult(name, "nothing to compact", head.instant if head else None,
+                               head.instant if head else None, retries=attempt)
+        if head is None or not head.is_delta:
+            return result
+        chain = definition.chain(head)
+        target = Instant(head.instant_sort_key, head.instant)
+        built, how = _fold(table, spark, definition, chain, None, target)
+        try:
+            _commit_state(table, name, head, built, target, "base", None)
+        except _HeadMoved:
+            continue
+        result.action, result.delta_rows = how, _stored_rows(chain)
+        if policy.vacuum_after_compaction:
+            vacuum(table, policy.vacuum_grace_seconds)
+        result.seconds = time.perf_counter() - started
+        return result
+    raise CommitConflictError(f"index {name!r} on table {table.path}: compaction kept losing races")
+
+
+# --------------------------------------------------------------------------- vacuum
+
+
+def _kept_states(definition: IndexDefinition, on_timeline: set[str]) -> set[str]:
+    keep: set[str] = set()
+    roots = [s for s in definition.states if s.instant in on_timeline]
+    latest = definition.latest()
+    if latest is not None:
+        roots.append(latest)
+    for state in roots:
+        try:
+            keep.update(s.state_id for s in definition.chain(state))
+        except LakesieveError:
+            keep.add(state.state_id)
+    return keep
+
+
+def vacuum(table: Table, grace_seconds: float = 3600.0) -> VacuumResult:
+    """Remove index states and files no longer needed; see the module docstring."""
+    on_timeline = {i.id for i in table.timeline()}
+    out = VacuumResult()
+    removed: list[IndexState] = []
+
+    def actions(snap: LogSnapshot) -> list[dict[str, Any]]:
+        removed.clear()
+        acts: list[dict[str, Any]] = []
+        for definition in snap.indexes.values():
+            keep = _kept_states(definition, on_timeline)
+            for state_id, state in definition.by_id.items():
+                if state_id not in keep:
+                    removed.append(state)
+                    acts.append({"op": "remove_state", "index": definition.name, "state_id": state_id})
+        return acts
+
+    snap = table.store.read_log()
+    if actions(snap):
+        table.store.commit_with_retry(actions)
+        table.store.delete_state_files(removed)
+        out.states_removed = [s.state_id for s in removed]
+    referenced = {
+        (d.name, s.state_id) for d in table.store.read_log().indexes.values() for s in d.by_id.values()
+    }
+    cutoff = time.time() - grace_seconds
+    for index_name, state_id, folder in state_folders(table.store):
+        if (index_name, state_id) in referenced:
+            continue
+        try:
+            newest = max([folder.stat().st_mtime] + [p.stat().st_mtime for p in folder.iterdir()])
+        except OSError:
+            continue
+        if newest <= cutoff:
+            shutil.rmtree(folder, ignore_errors=True)
+            out.orphan_folders_removed.append(f"{index_name}/{state_id}")
+    if table.store.log_dir.is_dir():
+        for tmp in table.store.log_dir.glob(".tmp-*.json"):
+            with contextlib.suppress(OSError):
+                if tmp.stat().st_mtime <= cutoff:
+                    tmp.unlink()
+                    out.temp_files_removed += 1
+    return out
