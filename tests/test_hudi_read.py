@@ -407,12 +407,18 @@ def test_read_unit_projects_columns(tmp_path: Path) -> None:
         )
 
 
-def test_write_refuses_merge_on_read(tmp_path: Path) -> None:
-    ref = TableRef(path=str(tmp_path / "t"), format="hudi")
+def test_write_merge_on_read_gives_deltacommits(spark: Any, tmp_path: Path) -> None:
+    from lakesieve.table import write
+
+    frame = spark.createDataFrame([(1, "a"), (2, "b")], "id bigint, v string")
+    mor = write(tmp_path / "mor", frame, format="hudi", spark=spark,
+                options=WriteOptions(mode="bulk_insert", record_key=("id",), table_type="mor"))
+    assert mor.action == "deltacommit"
+    write(tmp_path / "cow", frame, format="hudi", spark=spark,
+          options=WriteOptions(mode="bulk_insert", record_key=("id",)))
     with pytest.raises(WriteError, match="table_type"):
-        hudi_plugin.lakesieve_format_write(
-            table=ref, spark=None, df=None, options=WriteOptions(table_type="mor")
-        )
+        write(tmp_path / "cow", frame, format="hudi", spark=spark,
+              options=WriteOptions(mode="upsert", record_key=("id",), table_type="mor"))
 
 
 def test_write_delegates_to_the_writer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ plugin. Every hook answers only for ``table.format == "hudi"`` and returns
 
 Table metadata and merge-on-read merging come from hudi-rs (the ``hudi``
 package, table versions 6, 8 and 9); Spark reads base files itself. Writing
-goes through the plugin's own copy-on-write writer
-(:mod:`lakesieve.plugins.hudi.writer`).
+goes through the plugin's own writer (copy-on-write and merge-on-read, table
+version 6: :mod:`lakesieve.plugins.hudi.writer`).
 
 A location is ``"<partition path>/<file group id>"`` (the id alone when the
 table is not partitioned).
@@ -130,20 +130,16 @@ def lakesieve_format_read_unit(
 def lakesieve_format_write(
     table: TableRef, spark: SparkSession, df: DataFrame, options: WriteOptions
 ) -> Instant | None:
-    """Write ``df`` as one commit with the plugin's copy-on-write writer.
+    """Write ``df`` as one commit with the plugin's own writer (table version 6).
+
+    ``options.table_type`` picks copy-on-write (``cow``) or merge-on-read
+    (``mor``) for a new table; see :mod:`lakesieve.plugins.hudi.writer`.
 
     Raises:
-        WriteError: ``options.table_type`` is ``mor`` (not written yet).
+        WriteError: bad options or data (one line naming the problem).
     """
     if not _mine(table):
         return None
-    from lakesieve.errors import WriteError
-
-    if str(options.table_type).lower() in ("mor", "merge_on_read"):
-        raise WriteError(
-            f"cannot write Hudi table {table.path!r}: option table_type={options.table_type!r} "
-            "is not supported yet; only 'cow' (copy-on-write) tables can be written"
-        )
     from lakesieve.plugins.hudi.writer import write_table
 
     result: Instant = write_table(spark, table.path, df, options)

@@ -1,11 +1,13 @@
-"""Hudi commit metadata (``<instant>.commit`` JSON) and instant times.
+"""Hudi commit metadata (``<instant>.commit`` / ``.deltacommit`` / ``.replacecommit`` JSON).
 
-A completed commit of a copy-on-write table of version 6 is a JSON
-``HoodieCommitMetadata``: ``partitionToWriteStats`` maps each partition path
-to one write stat per base file the commit wrote, followed by ``compacted``,
-``extraMetadata`` (with the Avro ``schema``) and ``operationType``. The
-``.inflight`` file holds the same structure as a workload profile (Hudi
-fills in only the insert/update counts there).
+A completed commit of a table of version 6 is a JSON ``HoodieCommitMetadata``:
+``partitionToWriteStats`` maps each partition path to one write stat per file
+the commit wrote (a base file, or a log file of a merge-on-read table, whose
+stat also names the slice's ``baseFile``, the ``logVersion`` and the
+``logFiles`` written), followed by ``compacted``, ``extraMetadata`` (with the
+Avro ``schema``) and ``operationType``. A replacecommit adds
+``partitionToReplaceFileIds``. The ``.inflight`` file holds the same structure
+as a workload profile (Hudi fills in only the insert/update counts there).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ OPERATION_TYPES = {
     "insert": "INSERT",
     "upsert": "UPSERT",
     "delete": "DELETE",
+    "compact": "COMPACT",
+    "cluster": "CLUSTER",
 }
 
 
@@ -66,6 +70,8 @@ class FileWrite:
         file_size: bytes of the new file.
         create_ms: milliseconds spent writing a new file group.
         upsert_ms: milliseconds spent merging into an existing file group.
+        base_file: for a log file, the name of its slice's base file ("" if none).
+        log_version: for a log file, its version number (0 for a base file).
     """
 
     partition_path: str
@@ -79,6 +85,8 @@ class FileWrite:
     file_size: int
     create_ms: int = 0
     upsert_ms: int = 0
+    base_file: str = ""
+    log_version: int = 0
 
     @property
     def path(self) -> str:
@@ -90,6 +98,21 @@ class FileWrite:
 
 def write_stat(w: FileWrite) -> dict[str, Any]:
     """The ``HoodieWriteStat`` JSON object of one written file."""
+    stat = _base_stat(w)
+    if w.log_version:
+        stat.update(
+            {
+                "logVersion": w.log_version,
+                "logOffset": 0,
+                "baseFile": w.base_file,
+                "logFiles": [w.file_name],
+                "recordsStats": {"val": None},
+            }
+        )
+    return stat
+
+
+def _base_stat(w: FileWrite) -> dict[str, Any]:
     return {
         "fileId": w.file_id,
         "path": w.path,
@@ -122,20 +145,41 @@ def write_stat(w: FileWrite) -> dict[str, Any]:
 
 
 def commit_metadata(
-    writes: Iterable[FileWrite], mode: str, schema_json: str, extra: Mapping[str, str] | None = None
+    writes: Iterable[FileWrite],
+    mode: str,
+    schema_json: str,
+    extra: Mapping[str, str] | None = None,
+    replaced: Mapping[str, Iterable[str]] | None = None,
+    stat_extra: Mapping[tuple[str, str], Mapping[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The ``HoodieCommitMetadata`` of a completed commit."""
+    """The ``HoodieCommitMetadata`` of a completed commit.
+
+    Args:
+        writes: one per written file.
+        mode: the operation (a key of :data:`OPERATION_TYPES`).
+        schema_json: the Avro schema recorded in ``extraMetadata``.
+        extra: more ``extraMetadata`` entries.
+        replaced: file group ids replaced per partition (a replacecommit).
+        stat_extra: fields to add to the write stat of ``(partition, file id)``.
+    """
     by_partition: dict[str, list[dict[str, Any]]] = {}
     for w in sorted(writes, key=lambda w: (w.partition_path, w.file_id)):
-        by_partition.setdefault(w.partition_path, []).append(write_stat(w))
+        stat = write_stat(w)
+        stat.update((stat_extra or {}).get((w.partition_path, w.file_id), {}))
+        by_partition.setdefault(w.partition_path, []).append(stat)
     extra_metadata = {"schema": schema_json}
     extra_metadata.update(extra or {})
-    return {
-        "partitionToWriteStats": by_partition,
-        "compacted": False,
-        "extraMetadata": extra_metadata,
-        "operationType": OPERATION_TYPES[mode],
-    }
+    out: dict[str, Any] = {"partitionToWriteStats": by_partition}
+    if replaced is not None:
+        out["partitionToReplaceFileIds"] = {p: sorted(ids) for p, ids in replaced.items()}
+    out.update(
+        {
+            "compacted": mode == "compact",
+            "extraMetadata": extra_metadata,
+            "operationType": OPERATION_TYPES[mode],
+        }
+    )
+    return out
 
 
 def inflight_metadata(mode: str) -> dict[str, Any]:

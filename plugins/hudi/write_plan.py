@@ -29,11 +29,12 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from lakesieve.plugins.hudi.keygen import KeySpec
 from lakesieve.plugins.hudi.write_schema import META_COLUMNS
 from lakesieve.plugins.hudi.write_storage import TableStorage
@@ -42,6 +43,7 @@ from lakesieve.plugins.hudi.write_timeline import Slice, TimelineState
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
 RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS[2], META_COLUMNS[3], META_COLUMNS[4]
 SLOTS = 1_000_000
@@ -117,14 +119,13 @@ class Routing:
         frame: incoming rows with ``_hoodie_record_key``,
             ``_hoodie_partition_path``, the target file id and the shuffle key.
         num_tasks: Spark partitions for the write job.
-        prev: latest base file and instant per ``(partition, file id)`` the
-            write may touch.
+        prev: latest file slice per ``(partition, file id)`` the write may touch.
         cached: a persisted frame to release after the write.
     """
 
     frame: DataFrame
     num_tasks: int
-    prev: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    prev: dict[tuple[str, str], Slice] = field(default_factory=dict)
     cached: DataFrame | None = None
 
     def release(self) -> None:
@@ -134,8 +135,8 @@ class Routing:
             self.cached = None
 
 
-def _prev_of(slices: Mapping[tuple[str, str], Slice]) -> dict[tuple[str, str], tuple[str, str]]:
-    return {key: (s.base_file, s.instant) for key, s in slices.items()}
+def _prev_of(slices: Mapping[tuple[str, str], Slice]) -> dict[tuple[str, str], Slice]:
+    return dict(slices)
 
 
 def _shuffle_by_target(
@@ -266,7 +267,9 @@ def assign_inserts(
         remaining = count
         plan: list[tuple[int | None, int]] = []
         small = sorted(
-            (s.size, tid) for tid, s in groups.get(partition, ()) if s.size < small_file_limit
+            (s.size + s.log_size, tid)
+            for tid, s in groups.get(partition, ())
+            if s.size + s.log_size < small_file_limit
         )
         for size, tid in small:
             capacity = (max_file_size - size) // avg
@@ -318,20 +321,72 @@ class IndexedInputs:
     max_tasks: int
 
 
+class _LogKeys:
+    """``mapInArrow`` body: the record keys written to log files, one row per key."""
+
+    def __init__(self, storage: TableStorage) -> None:
+        self.storage = storage
+
+    def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from lakesieve.plugins.hudi.write_log_block import read_log_events
+
+        for batch in batches:
+            for row in batch.to_pylist():
+                logs = [self.storage.read_bytes(rel) for rel in row["logs"]]
+                keys = sorted(
+                    {k for e in read_log_events(logs, None) if not e.deleted for k in e.keys}
+                )
+                if keys:
+                    yield pa.RecordBatch.from_pydict(
+                        {
+                            _EXISTING_RK: pa.array(keys, pa.string()),
+                            _EXISTING_PP: pa.array([row["pp"]] * len(keys), pa.string()),
+                            _EXISTING_TID: pa.array([row["tid"]] * len(keys), pa.int32()),
+                        }
+                    )
+
+
 def _existing_keys(
     spark: SparkSession, storage: TableStorage, slices: Sequence[Slice]
 ) -> DataFrame:
-    """``(record key, partition path, target id)`` of every row in the latest base files."""
-    paths = [storage.spark_path(s.base_file) for s in slices]
+    """``(record key, partition path, target id)`` of every row in the latest slices.
+
+    Keys of base files come from Spark's Parquet reader; keys that merge-on-read
+    log files added (a data block's keys, deleted ones included) from a small
+    ``mapInArrow`` job over the slices with log files.
+    """
+    with_logs = [(tid, s) for tid, s in enumerate(slices) if s.log_files]
+    log_keys = None
+    if with_logs:
+        from lakesieve.plugins.hudi.spark_read import map_in_arrow
+
+        descriptors = spark.createDataFrame(
+            [(tid, s.partition_path, list(s.log_files)) for tid, s in with_logs],
+            "tid int, pp string, logs array<string>",
+        ).repartition(max(1, min(len(with_logs), 64)))
+        log_keys = map_in_arrow(
+            descriptors,
+            _LogKeys(storage),
+            T.StructType(
+                [
+                    T.StructField(_EXISTING_RK, T.StringType()),
+                    T.StructField(_EXISTING_PP, T.StringType()),
+                    T.StructField(_EXISTING_TID, T.IntegerType()),
+                ]
+            ),
+        )
+    based = [(tid, s) for tid, s in enumerate(slices) if s.base_file]
+    if not based:
+        assert log_keys is not None
+        return log_keys
+    paths = [storage.spark_path(s.base_file) for _tid, s in based]
     keys = spark.read.parquet(*paths).select(
         F.col(RECORD_KEY).alias(_EXISTING_RK),
         F.col(PARTITION_PATH).alias(_EXISTING_PP),
         F.col(FILE_NAME).alias(_EXISTING_FN),
     )
     # bucket file ids repeat in every partition: a base file is known by partition and name
-    names = [
-        (s.partition_path, s.base_file.rsplit("/", 1)[-1], tid) for tid, s in enumerate(slices)
-    ]
+    names = [(s.partition_path, s.base_file.rsplit("/", 1)[-1], tid) for tid, s in based]
     by_name = spark.createDataFrame(
         names, f"{_NAME_PP} string, {_EXISTING_FN} string, {_EXISTING_TID} int"
     )
@@ -339,7 +394,8 @@ def _existing_keys(
         F.broadcast(by_name),
         (keys[_EXISTING_FN] == by_name[_EXISTING_FN]) & (keys[_EXISTING_PP] == by_name[_NAME_PP]),
     )
-    return joined.select(_EXISTING_RK, _EXISTING_PP, _EXISTING_TID)
+    found = joined.select(_EXISTING_RK, _EXISTING_PP, _EXISTING_TID)
+    return found if log_keys is None else found.unionByName(log_keys)
 
 
 def route_indexed(

@@ -46,6 +46,12 @@ CHECKSUM = "hoodie.table.checksum"
 # commits of a bucketed table keep the same buckets.
 BUCKET_FIELD = "hoodie.bucket.index.hash.field"
 BUCKET_COUNT = "hoodie.bucket.index.num.buckets"
+PAYLOAD_CLASS = "hoodie.compaction.payload.class"
+#: The payload that makes readers merge by commit time: a later write wins,
+#: whatever its precombine value (the writer's semantics, on both table types).
+LATEST_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+COPY_ON_WRITE = "COPY_ON_WRITE"
+MERGE_ON_READ = "MERGE_ON_READ"
 
 _ESCAPES = {"\\": "\\\\", ":": "\\:", "=": "\\=", "#": "\\#", "!": "\\!"}
 _UNESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f"}
@@ -154,11 +160,17 @@ def new_table_properties(
     hive_style: bool,
     create_schema: str,
     bucket: tuple[str, int] | None,
+    merge_on_read: bool = False,
 ) -> dict[str, str]:
-    """The ``hoodie.properties`` of a new copy-on-write table of version 6."""
+    """The ``hoodie.properties`` of a new table of version 6.
+
+    A merge-on-read table also records :data:`LATEST_PAYLOAD`, so that readers
+    let a log block's row win over the base file's whatever the precombine
+    values (hudi-rs otherwise orders by the precombine field).
+    """
     props = {
         NAME: table_name,
-        TYPE: "COPY_ON_WRITE",
+        TYPE: MERGE_ON_READ if merge_on_read else COPY_ON_WRITE,
         VERSION: "6",
         LAYOUT_VERSION: "1",
         RECORD_KEY: ",".join(record_key),
@@ -167,6 +179,8 @@ def new_table_properties(
         props[PARTITION_FIELDS] = ",".join(partition_by)
     if precombine:
         props[PRECOMBINE] = precombine
+    if merge_on_read:
+        props[PAYLOAD_CLASS] = LATEST_PAYLOAD
     props.update(
         {
             KEYGEN: choose_keygen(record_key, partition_by),

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from lakesieve.plugins.hudi.write_schema import META_COLUMNS
 from lakesieve.plugins.hudi.write_storage import TableStorage
-from lakesieve.plugins.hudi.write_timeline import marker_path
+from lakesieve.plugins.hudi.write_timeline import Slice, marker_path
 
 COMMIT_TIME, SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS
 FG_COLUMN = "_lakesieve_w_fg"
@@ -39,7 +39,7 @@ ERROR_TAG = "[lakesieve-write] "
 STATS_SCHEMA = (
     "partition_path string, file_id string, file_name string, prev_commit string, "
     "num_writes long, num_deletes long, num_update_writes long, num_inserts long, "
-    "file_size long, create_ms long, upsert_ms long"
+    "file_size long, create_ms long, upsert_ms long, base_file string, log_version long"
 )
 _STATS_ARROW = pa.schema(
     [pa.field(n, pa.string()) for n in ("partition_path", "file_id", "file_name", "prev_commit")]
@@ -55,6 +55,7 @@ _STATS_ARROW = pa.schema(
             "upsert_ms",
         )
     ]
+    + [pa.field("base_file", pa.string()), pa.field("log_version", pa.int64())]
 )
 
 
@@ -76,11 +77,15 @@ class TaskPlan:
         file_schema: schema of a base file (meta columns, then data columns);
             ``None`` for deletes, which keep the stored files' schema.
         precombine: column deciding which duplicate of a key wins, if any.
-        prev: latest base file and its instant per ``(partition path, file id)``
-            for the file groups this write may touch.
+        prev: latest file slice per ``(partition path, file id)`` for the file
+            groups this write may touch.
         key_description: how to name the record key in error messages.
         bucket_description: how to name the bucket column in error messages.
         compression: Parquet compression codec.
+        table_type: ``cow`` (rewrite base files) or ``mor`` (append log files
+            to existing file groups).
+        schema_json: the commit's Avro schema (log block headers).
+        completed: completed instants (log blocks of others are ignored).
     """
 
     storage: TableStorage
@@ -88,10 +93,13 @@ class TaskPlan:
     mode: str
     file_schema: pa.Schema | None
     precombine: str | None
-    prev: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    prev: dict[tuple[str, str], Slice] = field(default_factory=dict)
     key_description: str = "record key"
     bucket_description: str = ""
     compression: str = "snappy"
+    table_type: str = "cow"
+    schema_json: str = ""
+    completed: frozenset[str] = frozenset()
 
 
 def _constant(value: str, n: int) -> pa.Array:
@@ -188,6 +196,10 @@ class FileGroupWriter:
         schema = self.plan.file_schema
         return table if schema is None else table.select(schema.names).cast(schema)
 
+    def new_rows(self, group: pa.Table, file_name: str, task_id: int, seq: int) -> pa.Table:
+        """``group``'s rows in the base file schema, with their meta columns filled in."""
+        return self._new_rows(group, file_name, task_id, seq)
+
     def _new_rows(self, group: pa.Table, file_name: str, task_id: int, seq: int) -> pa.Table:
         plan = self.plan
         assert plan.file_schema is not None
@@ -220,7 +232,12 @@ class FileGroupWriter:
     ) -> tuple[dict[str, object] | None, int]:
         plan = self.plan
         started = time.monotonic()
-        prev = plan.prev.get((partition_path, file_id))
+        prev_slice = plan.prev.get((partition_path, file_id))
+        if plan.table_type == "mor" and prev_slice is not None:
+            from lakesieve.plugins.hudi.write_mor import append_to_slice
+
+            return append_to_slice(self, prev_slice, group, task_id, token, seq)
+        prev = (prev_slice.base_file, prev_slice.instant) if prev_slice is not None else None
         file_name = f"{file_id}_{token}_{plan.instant}.parquet"
         deletes = updates = inserts = 0
         if plan.mode == "delete":
@@ -266,8 +283,14 @@ class FileGroupWriter:
             "file_size": size,
             "create_ms": 0 if prev else elapsed,
             "upsert_ms": elapsed if prev else 0,
+            "base_file": "",
+            "log_version": 0,
         }
         return stats, seq
+
+    def read_old(self, base_file: str) -> pa.Table:
+        """The rows of a stored base file, in the plan's file schema."""
+        return self._read_old(base_file)
 
     def _write_file(self, partition_path: str, file_name: str, table: pa.Table, merge: bool) -> int:
         plan = self.plan

@@ -30,6 +30,12 @@ from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
 MODES = ("bulk_insert", "insert", "upsert", "delete")
+TABLE_TYPES = {
+    "cow": cfg.COPY_ON_WRITE,
+    "copy_on_write": cfg.COPY_ON_WRITE,
+    "mor": cfg.MERGE_ON_READ,
+    "merge_on_read": cfg.MERGE_ON_READ,
+}
 INTERNAL_PREFIX = "_lakesieve_w_"
 _INTEGER_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 _KEY_TYPES = (
@@ -67,6 +73,7 @@ class WriteJob:
         new_properties: ``hoodie.properties`` of a table to create, else ``None``.
         has_partition_columns: whether the data carries every partition column.
         has_bucket_column: whether the data carries the bucket column.
+        table_type: ``cow`` or ``mor``.
     """
 
     mode: str
@@ -81,6 +88,7 @@ class WriteJob:
     new_properties: dict[str, str] | None
     has_partition_columns: bool
     has_bucket_column: bool
+    table_type: str = "cow"
 
 
 def fail(path: str, message: str) -> NoReturn:
@@ -100,9 +108,18 @@ def _split(value: str | None) -> tuple[str, ...]:
     return tuple(v.strip() for v in (value or "").split(",") if v.strip())
 
 
-def _check_existing(path: str, props: dict[str, str]) -> None:
-    if props.get(cfg.TYPE, "COPY_ON_WRITE").upper() != "COPY_ON_WRITE":
-        fail(path, f"table type {props.get(cfg.TYPE)} is not supported (only COPY_ON_WRITE)")
+def table_type_of(props: dict[str, str] | None) -> str:
+    """``cow`` or ``mor`` for a table's properties (``cow`` when there is no table)."""
+    kind = (props or {}).get(cfg.TYPE, cfg.COPY_ON_WRITE).upper()
+    return "mor" if kind == cfg.MERGE_ON_READ else "cow"
+
+
+def _check_existing(path: str, props: dict[str, str], table_type: str | None) -> None:
+    kind = props.get(cfg.TYPE, cfg.COPY_ON_WRITE).upper()
+    if kind not in (cfg.COPY_ON_WRITE, cfg.MERGE_ON_READ):
+        fail(path, f"table type {props.get(cfg.TYPE)} is not supported")
+    if table_type is not None and table_type != kind:
+        fail(path, f"option table_type=mor differs from the table's type {kind}")
     if props.get(cfg.VERSION, "6") != "6":
         fail(path, f"table version {props.get(cfg.VERSION)} is not supported (only 6)")
     keygen = props.get(cfg.KEYGEN) or ""
@@ -240,12 +257,20 @@ def validate(
     if mode not in MODES:
         expected = ", ".join(MODES)
         fail(path, f"unknown write mode {options.mode!r} (option mode; one of {expected})")
-    if str(options.table_type).lower() not in ("cow", "copy_on_write"):
-        fail(path, f"option table_type={options.table_type!r} is not supported (only 'cow')")
+    asked = str(options.table_type or "cow").lower()
+    if asked not in TABLE_TYPES:
+        fail(path, f"option table_type={options.table_type!r} is not supported (cow or mor)")
     if props is None and mode == "delete":
         fail(path, "delete needs an existing table, but there is no Hudi table at this path")
+    # table_type defaults to cow, so only an explicit mor is checked against a table
+    wanted = TABLE_TYPES[asked] if TABLE_TYPES[asked] == cfg.MERGE_ON_READ else None
     if props is not None:
-        _check_existing(path, props)
+        _check_existing(path, props, wanted)
+    table_type = (
+        table_type_of(props)
+        if props is not None
+        else ("mor" if TABLE_TYPES[asked] == cfg.MERGE_ON_READ else "cow")
+    )
     if options.max_file_size_bytes <= 0:
         fail(path, f"option max_file_size_bytes must be > 0, not {options.max_file_size_bytes}")
     if options.small_file_limit_bytes < 0:
@@ -294,6 +319,7 @@ def validate(
             new_properties=None,
             has_partition_columns=has_parts,
             has_bucket_column=has_bucket,
+            table_type=table_type,
         )
 
     data_schema = T.StructType([fields[n] for n in fields])
@@ -312,7 +338,14 @@ def validate(
     new_props = None
     if props is None:
         new_props = cfg.new_table_properties(
-            name, record_key, partition_by, precombine, layout.hive_style, schema_json, bucket
+            name,
+            record_key,
+            partition_by,
+            precombine,
+            layout.hive_style,
+            schema_json,
+            bucket,
+            merge_on_read=table_type == "mor",
         )
     return WriteJob(
         mode=mode,
@@ -327,4 +360,5 @@ def validate(
         new_properties=new_props,
         has_partition_columns=has_parts,
         has_bucket_column=has_bucket,
+        table_type=table_type,
     )

@@ -1,16 +1,26 @@
-"""lakesieve's own Apache Hudi writer: copy-on-write tables of table version 6.
+"""lakesieve's own Apache Hudi writer: copy-on-write and merge-on-read tables of version 6.
 
-:func:`write_table` turns one Spark DataFrame into one completed commit:
+:func:`write_table` turns one Spark DataFrame into one completed instant:
 
 1. Check the options and the data's schema against the table (nothing is
    written when they are wrong: :class:`~lakesieve.errors.WriteError`).
-2. Roll back any write that started but never completed (markers).
+2. Roll back any write that started but never completed (markers), recording
+   a ``rollback`` instant (:mod:`.write_rollback`).
 3. Route every row to its target file group (:mod:`.write_plan`).
-4. Write ``<instant>.commit.requested`` and ``<instant>.inflight``; run one
-   Spark job that rewrites each touched file group into a new base file
-   (:mod:`.write_task`); collect one stats row per file.
+4. Write the requested and inflight instant files; run one Spark job that
+   handles each touched file group (:mod:`.write_task`); collect one stats
+   row per file. Copy-on-write rewrites the group into a new base file;
+   merge-on-read (``table_type="mor"``, every write a ``deltacommit``)
+   writes new file groups as base files and appends one log file to each
+   existing group (:mod:`.write_mor`).
 5. Remove files of failed task attempts, write ``.hoodie_partition_metadata``
-   for new partitions, then the completed ``<instant>.commit``.
+   for new partitions, then the completed ``<instant>.commit`` or
+   ``<instant>.deltacommit``.
+
+With ``options.extra["fail_before_commit"] = "true"`` the write stops before
+step 5 and leaves its files and its inflight instant behind, as a crashed
+writer would (for tests); readers never show such a write, and the next write
+or :func:`lakesieve.plugins.hudi.maintenance.rollback_failed` rolls it back.
 
 Semantics, per ``options.mode``:
 
@@ -55,6 +65,7 @@ from lakesieve.plugins.hudi.write_plan import (
     route_bulk_insert,
     route_indexed,
 )
+from lakesieve.plugins.hudi.write_rollback import rollback_pending
 from lakesieve.plugins.hudi.write_schema import META_COLUMNS, file_schema
 from lakesieve.plugins.hudi.write_storage import TableStorage
 from lakesieve.plugins.hudi.write_task import (
@@ -71,6 +82,20 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 __all__ = ["MODES", "write_table"]
+
+FAIL_BEFORE_COMMIT = "fail_before_commit"
+
+
+def commit_action(job: WriteJob) -> str:
+    """``deltacommit`` for merge-on-read tables, ``commit`` otherwise."""
+    return "deltacommit" if job.table_type == "mor" else "commit"
+
+
+def requested_files(action: str, instant: str) -> tuple[str, str]:
+    """Names of the requested and inflight files of a write instant (under ``.hoodie``)."""
+    if action == "commit":
+        return f"{instant}.commit.requested", f"{instant}.inflight"
+    return f"{instant}.{action}.requested", f"{instant}.{action}.inflight"
 
 
 def _project(df: DataFrame, job: WriteJob) -> DataFrame:
@@ -141,18 +166,20 @@ def _finish(
         if not storage.exists(rel):
             storage.write_bytes(rel, cfg.partition_metadata(instant, depth))
     metadata = commit_metadata(writes, job.mode, job.schema_json)
+    action = commit_action(job)
     storage.write_atomic(
-        f"{cfg.HOODIE_DIR}/{instant}.commit",
+        f"{cfg.HOODIE_DIR}/{instant}.{action}",
         to_json_bytes(metadata),
-        f"{cfg.HOODIE_DIR}/.temp/{instant}.commit.tmp",
+        f"{cfg.HOODIE_DIR}/.temp/{instant}.{action}.tmp",
     )
 
 
 def write_table(spark: SparkSession, path: str, df: DataFrame, options: WriteOptions) -> Instant:
-    """Write ``df`` to the copy-on-write Hudi table at ``path`` as one commit.
+    """Write ``df`` to the Hudi table at ``path`` as one commit (deltacommit on merge-on-read).
 
-    Creates the table (``.hoodie/hoodie.properties``) when it does not exist.
-    See the module docstring for what each mode does.
+    Creates the table (``.hoodie/hoodie.properties``) when it does not exist,
+    of ``options.table_type`` (``cow`` or ``mor``). See the module docstring
+    for what each mode does.
 
     Args:
         spark: the session that runs the write job.
@@ -161,7 +188,8 @@ def write_table(spark: SparkSession, path: str, df: DataFrame, options: WriteOpt
         options: mode, record key, partitioning, buckets, sizes...
 
     Returns:
-        The completed instant (``action="commit"``).
+        The completed instant (``action`` ``commit`` or ``deltacommit``); with
+        ``fail_before_commit`` the instant left inflight.
 
     Raises:
         WriteError: bad options or data (unknown mode, missing or unknown key,
@@ -173,10 +201,10 @@ def write_table(spark: SparkSession, path: str, df: DataFrame, options: WriteOpt
     state = load_timeline(storage) if props is not None else TimelineState()
     job = validate(path, df, options, props, state)
 
-    for pending in state.pending:
-        rollback_instant(storage, pending)
-        state.instants.discard(pending)
+    fail_before_commit = str((options.extra or {}).get(FAIL_BEFORE_COMMIT, "")).lower() == "true"
+    rollback_pending(storage, state)
     instant = next_instant(state.instants)
+    action = commit_action(job)
     try:
         routing = _route(spark, storage, df, job, state, instant, options)
     except WriteDataError as exc:
@@ -187,9 +215,10 @@ def write_table(spark: SparkSession, path: str, df: DataFrame, options: WriteOpt
         if job.new_properties is not None:
             cfg.create_table_layout(storage, job.new_properties)
             created = True
-        storage.write_bytes(f"{cfg.HOODIE_DIR}/{instant}.commit.requested", b"")
+        requested, inflight = requested_files(action, instant)
+        storage.write_bytes(f"{cfg.HOODIE_DIR}/{requested}", b"")
         storage.write_bytes(
-            f"{cfg.HOODIE_DIR}/{instant}.inflight", to_json_bytes(inflight_metadata(job.mode))
+            f"{cfg.HOODIE_DIR}/{inflight}", to_json_bytes(inflight_metadata(job.mode))
         )
         plan = TaskPlan(
             storage=storage,
@@ -200,6 +229,9 @@ def write_table(spark: SparkSession, path: str, df: DataFrame, options: WriteOpt
             prev=routing.prev,
             key_description=f"record key ({', '.join(job.spec.record_key)})",
             bucket_description=f"bucket column {job.bucket[0]!r}" if job.bucket else "",
+            table_type=job.table_type,
+            schema_json=job.schema_json,
+            completed=frozenset(state.completed),
         )
         stats = (
             routing.frame.repartition(routing.num_tasks, SHUFFLE_COLUMN)
@@ -207,7 +239,8 @@ def write_table(spark: SparkSession, path: str, df: DataFrame, options: WriteOpt
             .collect()
         )
         writes = [FileWrite(**row.asDict()) for row in stats]
-        _finish(storage, job, state, instant, writes)
+        if not fail_before_commit:
+            _finish(storage, job, state, instant, writes)
     except BaseException as exc:
         rollback_instant(storage, instant)
         if created:
@@ -218,4 +251,4 @@ def write_table(spark: SparkSession, path: str, df: DataFrame, options: WriteOpt
         raise
     finally:
         routing.release()
-    return Instant(sort_key=instant, id=instant, action="commit")
+    return Instant(sort_key=instant, id=instant, action=action)
