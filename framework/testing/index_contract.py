@@ -35,6 +35,19 @@ one- and two-sided ranges with inclusive and exclusive bounds, IS NULL):
     same answers as a fresh build on the changed relation. Skipped, with the
     reason, for an index type that does not implement the hook (answers
     ``None``): the framework rebuilds those instead.
+(e) ``test_apply_delta_empty_changes_no_answer``: an empty delta — typed
+    like the column, and the untyped empty frame the framework hands over
+    when nothing changed (``key string``) — leaves every answer as it was.
+(f) ``test_apply_delta_twice_keeps_every_true_location``: two deltas, summed
+    per (key, location) with zeros dropped as the framework hands them,
+    applied one after the other: after each, answers hold every true
+    location (exactly those with ``exact_answers``); with
+    ``delta_matches_rebuild`` the end state answers like a fresh build. Every
+    delta check also asserts that ``apply_delta`` leaves the index it was
+    given untouched (the framework keeps answering from it).
+    (b), (e) and (f) are skipped, with the reason, for an index type whose
+    ``lakesieve_index_apply_delta`` answers ``None``; a probe on an empty
+    index decides that once per index type, before any example is drawn.
 (c) (within (a)) ``describe`` gives an ``int`` ``size_bytes > 0`` equal to the
     bytes of the index's tables written as Arrow IPC files (as the index
     store writes them), ``meta`` survives JSON, and the index sent through
@@ -88,6 +101,7 @@ __all__ = [
     "relations",
     "spark_semantics_key",
     "standard_queries",
+    "summed_delta",
     "true_locations",
 ]
 
@@ -320,6 +334,20 @@ def draw_delta(
     return delta, after
 
 
+def summed_delta(delta: list[tuple[Any, str, int]]) -> list[tuple[Any, str, int]]:
+    """``delta`` summed per (key, location) as Spark groups keys, zero sums dropped.
+
+    The shape the framework hands to ``lakesieve_index_apply_delta``.
+    """
+    sums: Counter[tuple[Any, str]] = Counter()
+    example: dict[tuple[Any, str], Any] = {}
+    for value, loc, n in delta:
+        canon = None if value is None else spark_semantics_key(value)
+        sums[(canon, loc)] += n
+        example.setdefault((canon, loc), value)
+    return [(example[pair], pair[1], n) for pair, n in sums.items() if n != 0]
+
+
 def _arrow_type(key_type: str) -> pa.DataType:
     kind = _kind(key_type)
     text = key_type.strip().lower()
@@ -415,6 +443,7 @@ class IndexContract:
     max_locations: ClassVar[int] = 5
     queries_per_example: ClassVar[int] = 12
     shrink: ClassVar[bool] = False
+    _delta_support: ClassVar[dict[str, bool]] = {}
 
     # ----------------------------------------------------------- pytest hooks
 
@@ -520,6 +549,63 @@ class IndexContract:
         assert isinstance(desc, dict), f"describe returned {type(desc).__name__}"
         return desc
 
+    def delta_frame(self, spark: Any, key_type: str, delta: list[tuple[Any, str, int]]) -> Any:
+        """A Spark frame of ``(key, location, count)`` rows, keys typed as the column."""
+        return _frame(
+            spark,
+            key_type,
+            {
+                "key": [k for k, _, _ in delta],
+                "location": [loc for _, loc, _ in delta],
+                "count": [n for _, _, n in delta],
+            },
+            f"key {key_type}, location string, count bigint",
+        )
+
+    def apply_delta(self, spark: Any, index: Any, frame: Any, params: dict[str, Any]) -> BuiltIndex | None:
+        """Call ``lakesieve_index_apply_delta``; ``None`` when the index type does not implement it."""
+        changed = registry.call_optional(
+            "lakesieve_index_apply_delta",
+            index_type=self.index_type,
+            spark=spark,
+            index=index,
+            delta=frame,
+            params=params,
+        )
+        if changed is not None:
+            assert isinstance(changed, BuiltIndex), f"apply_delta returned {type(changed).__name__}"
+        return changed
+
+    def require_delta(self, spark: Any, key_type: str, params: dict[str, Any]) -> None:
+        """Skip the test when the index type does not implement ``apply_delta`` (probed once)."""
+        supported = type(self)._delta_support.get(self.index_type)
+        if supported is None:
+            index = self.load(self.build(spark, key_type, [], params))
+            empty = self.delta_frame(spark, key_type, [])
+            supported = self.apply_delta(spark, index, empty, params) is not None
+            type(self)._delta_support[self.index_type] = supported
+        if not supported:
+            pytest.skip(
+                f"index type {self.index_type!r} does not implement "
+                "lakesieve_index_apply_delta (the framework rebuilds it instead)"
+            )
+
+    def _applied(
+        self, spark: Any, index: Any, frame: Any, params: dict[str, Any], probes: list[KeyQuery]
+    ) -> Any:
+        """Apply a delta, check ``index`` is left as it was, load the result through Arrow IPC."""
+        before = [self.lookup(index, q).locations for q in probes]
+        changed = self.apply_delta(spark, index, frame, params)
+        if changed is None:
+            pytest.skip(
+                f"index type {self.index_type!r} does not implement "
+                "lakesieve_index_apply_delta (the framework rebuilds it instead)"
+            )
+        after = [self.lookup(index, q).locations for q in probes]
+        assert after == before, "apply_delta changed the index it was given"
+        copy, _ = ipc_round_trip(changed)
+        return self.load(copy)
+
     # ----------------------------------------------------------- drawing
 
     def _draw_rows(self, data: st.DataObject, key_type: str) -> list[Row]:
@@ -607,6 +693,7 @@ class IndexContract:
     def test_apply_delta_keeps_every_true_location(self, contract_spark: Any, key_type: str) -> None:
         """(b) after random adds and removes, answers hold every true location."""
         params = self.validate(key_type)
+        self.require_delta(contract_spark, key_type, params)
         _, examples = self._examples()
 
         @self._settings(examples)
@@ -616,38 +703,65 @@ class IndexContract:
             delta, after = draw_delta(data, self.values(key_type), rows)
             queries = self._draw_queries(data, key_type, after)
             index = self.load(self.build(contract_spark, key_type, rows, params))
-            frame = _frame(
-                contract_spark,
-                key_type,
-                {
-                    "key": [k for k, _, _ in delta],
-                    "location": [loc for _, loc, _ in delta],
-                    "count": [n for _, _, n in delta],
-                },
-                f"key {key_type}, location string, count bigint",
-            )
-            changed = registry.call_optional(
-                "lakesieve_index_apply_delta",
-                index_type=self.index_type,
-                spark=contract_spark,
-                index=index,
-                delta=frame,
-                params=params,
-            )
-            if changed is None:
-                pytest.skip(
-                    f"index type {self.index_type!r} does not implement "
-                    "lakesieve_index_apply_delta (the framework rebuilds it instead)"
-                )
-            assert isinstance(changed, BuiltIndex), f"apply_delta returned {type(changed).__name__}"
-            copy, _ = ipc_round_trip(changed)
-            updated = self.load(copy)
+            frame = self.delta_frame(contract_spark, key_type, delta)
+            updated = self._applied(contract_spark, index, frame, params, queries)
             answers = self._check_answers(updated, after, queries, "after apply_delta")
             if self.delta_matches_rebuild:
                 rebuilt = self.load(self.build(contract_spark, key_type, after, params))
                 for query, got in zip(queries, answers, strict=True):
                     fresh = self.lookup(rebuilt, query).locations
                     assert got == fresh, f"{query}: {got} after apply_delta, {fresh} rebuilt"
+
+        run()
+
+    def test_apply_delta_empty_changes_no_answer(self, contract_spark: Any, key_type: str) -> None:
+        """(e) an empty delta, typed or as the framework's untyped empty frame, changes nothing."""
+        params = self.validate(key_type)
+        self.require_delta(contract_spark, key_type, params)
+        _, examples = self._examples()
+        untyped = contract_spark.createDataFrame([], "key string, location string, count bigint")
+
+        @self._settings(examples)
+        @given(data=st.data())
+        def run(data: st.DataObject) -> None:
+            rows = self._draw_rows(data, key_type)
+            queries = self._draw_queries(data, key_type, rows)
+            index = self.load(self.build(contract_spark, key_type, rows, params))
+            before = self._check_answers(index, rows, queries, "fresh build")
+            typed = self.delta_frame(contract_spark, key_type, [])
+            for what, frame in (("typed", typed), ("untyped", untyped)):
+                updated = self._applied(contract_spark, index, frame, params, queries)
+                for query, was in zip(queries, before, strict=True):
+                    got = self.lookup(updated, query).locations
+                    assert got == was, f"{query}: {was} before, {got} after an empty {what} delta"
+
+        run()
+
+    def test_apply_delta_twice_keeps_every_true_location(
+        self, contract_spark: Any, key_type: str
+    ) -> None:
+        """(f) two summed deltas one after the other: answers hold the truth after each."""
+        params = self.validate(key_type)
+        self.require_delta(contract_spark, key_type, params)
+        _, examples = self._examples()
+
+        @self._settings(examples)
+        @given(data=st.data())
+        def run(data: st.DataObject) -> None:
+            rows = self._draw_rows(data, key_type)
+            first, middle = draw_delta(data, self.values(key_type), rows)
+            second, last = draw_delta(data, self.values(key_type), middle)
+            queries = self._draw_queries(data, key_type, last)
+            index = self.load(self.build(contract_spark, key_type, rows, params))
+            for step, (delta, truth) in enumerate(((first, middle), (second, last)), start=1):
+                frame = self.delta_frame(contract_spark, key_type, summed_delta(delta))
+                index = self._applied(contract_spark, index, frame, params, queries)
+                answers = self._check_answers(index, truth, queries, f"after delta {step} of 2")
+            if self.delta_matches_rebuild:
+                rebuilt = self.load(self.build(contract_spark, key_type, last, params))
+                for query, got in zip(queries, answers, strict=True):
+                    fresh = self.lookup(rebuilt, query).locations
+                    assert got == fresh, f"{query}: {got} after two deltas, {fresh} rebuilt"
 
         run()
 

@@ -1,8 +1,8 @@
 """The Sieve index type: learned segments of fixed-width blocks over mapped keys.
 
 See ``segments.py`` for the segmentation rule, ``storage.py`` for the stored
-form, ``build.py`` for the Spark build and ``lookup.py`` for lookups; the
-hooks live in ``plugin.py``.
+form, ``build.py`` for the Spark build, ``lookup.py`` for lookups and
+``delta.py`` for folding a delta in; the hooks live in ``plugin.py``.
 """
 
 from __future__ import annotations

@@ -85,7 +85,8 @@ def walk_partition(
         yield segments_to_rows(segs)
 
 
-def _partitions(spark: SparkSession, pairs: int, params: SieveParams) -> int:
+def partition_count(spark: SparkSession, pairs: int, params: SieveParams) -> int:
+    """Spark partitions for a walk over ``pairs`` (key, location) pairs."""
     try:
         parallelism = int(spark.sparkContext.defaultParallelism)
     except Exception:  # Spark Connect has no SparkContext
@@ -141,6 +142,9 @@ def build_spark(
         nulls = {ids[r["location"]]: int(r["null_rows"]) for r in per_location if r["null_rows"]}
         pairs = sum(int(r["pairs"]) for r in per_location)
         rows = sum(int(r["rows"]) for r in per_location)
+        location_rows = np.zeros(len(names), np.int64)
+        for r in per_location:
+            location_rows[ids[r["location"]]] = int(r["rows"])
         segs = SegmentSet()
         if pairs:
             loc_df = spark.createDataFrame(
@@ -151,7 +155,7 @@ def build_spark(
                 .join(F.broadcast(loc_df), on="location")
                 .select("key", "loc_id", "cnt")
             )
-            n_parts = _partitions(spark, pairs, p)
+            n_parts = partition_count(spark, pairs, p)
             ranged = keyed.repartitionByRange(n_parts, "key").sortWithinPartitions("key", "loc_id")
             kt, pd, share = key_type, p.to_dict(), p.budget_entries / n_parts
 
@@ -162,7 +166,7 @@ def build_spark(
             segs = rows_to_segments(table.cast(SEGMENT_ROW_SCHEMA) if table.num_rows else table)
     finally:
         agg.unpersist()
-    return to_built(segs, names, nulls, key_type, full, rows)
+    return to_built(segs, names, nulls, key_type, full, rows, location_rows)
 
 
 def build_local(
@@ -214,5 +218,11 @@ def build_local(
         if b > a:
             parts.append(walk(k_arr[a:b], l_arr[a:b], c_arr[a:b], p, p.budget_entries / pieces))
     return to_built(
-        SegmentSet.concat(parts), [str(x) for x in names], nulls, key_type, full, len(locations)
+        SegmentSet.concat(parts),
+        [str(x) for x in names],
+        nulls,
+        key_type,
+        full,
+        len(locations),
+        np.bincount(loc_ids, minlength=len(names)).astype(np.int64),
     )

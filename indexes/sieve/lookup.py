@@ -53,6 +53,7 @@ class SieveIndex:
         entry_count: rows per entry (int64).
         null_loc: location ids holding null keys (int32).
         null_count: rows with a null key per such location (int64).
+        location_rows: rows per location id, null keys included (int64).
         size_bytes: bytes of the stored Arrow IPC files.
         meta: the stored meta dict.
     """
@@ -70,6 +71,7 @@ class SieveIndex:
     entry_count: np.ndarray
     null_loc: np.ndarray
     null_count: np.ndarray
+    location_rows: np.ndarray
     size_bytes: int
     meta: dict[str, Any] = field(default_factory=dict)
     _reach: np.ndarray = field(init=False, repr=False)
@@ -192,6 +194,8 @@ def _table(built: BuiltIndex, name: str) -> pa.Table:
     if not isinstance(table, pa.Table):
         raise SieveFormatError(f"sieve index file {name!r} is missing")
     want = FILE_SCHEMAS[name]
+    if name == "locations" and "rows" not in table.column_names:
+        want = pa.schema([want.field("location")])  # written before per-location rows existed
     try:
         return table.select(want.names).cast(want)
     except (KeyError, pa.ArrowException) as exc:
@@ -253,6 +257,11 @@ def load_index(built: BuiltIndex) -> SieveIndex:
     null_loc = _col(nul_t, "location_id", np.int32)
     null_count = _col(nul_t, "count", np.int64)
     n_blocks, n_entries = len(first_entry), len(entry_loc)
+    if "rows" in loc_t.column_names:
+        location_rows = _col(loc_t, "rows", np.int64)
+        _check(bool(np.all(location_rows >= 0)), "a location has a negative row count")
+    else:
+        location_rows = None
 
     _check(bool(np.all(seg_min <= seg_max)), "a segment's min key exceeds its max key")
     span = seg_max.view(_U64) - seg_min.view(_U64)
@@ -275,6 +284,11 @@ def load_index(built: BuiltIndex) -> SieveIndex:
         bool(np.all((null_loc >= 0) & (null_loc < n_loc))), "a null entry names an unknown location"
     )
 
+    if location_rows is None:
+        location_rows = np.zeros(n_loc, np.int64)
+        np.add.at(location_rows, entry_loc.astype(np.int64), entry_count)
+        np.add.at(location_rows, null_loc.astype(np.int64), null_count)
+
     order = np.lexsort((seg_max, seg_min))
     if not np.array_equal(order, np.arange(len(order))):
         seg_min, seg_max, seg_width = seg_min[order], seg_max[order], seg_width[order]
@@ -294,6 +308,7 @@ def load_index(built: BuiltIndex) -> SieveIndex:
         entry_count=entry_count,
         null_loc=null_loc,
         null_count=null_count,
+        location_rows=location_rows,
         size_bytes=int(size),
         meta=meta,
     )

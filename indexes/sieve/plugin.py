@@ -76,3 +76,15 @@ def lakesieve_index_describe(index_type: str, index: Any) -> dict[str, Any] | No
     if index_type != INDEX_TYPE:
         return None
     return index.describe()  # type: ignore[no-any-return]
+
+
+@hookimpl
+def lakesieve_index_apply_delta(
+    index_type: str, spark: SparkSession, index: Any, delta: DataFrame, params: dict[str, Any]
+) -> BuiltIndex | None:
+    """Fold ``(key, location, count)`` changes into the blocks (see ``delta.py``)."""
+    if index_type != INDEX_TYPE:
+        return None
+    from lakesieve.indexes.sieve.delta import apply_delta
+
+    return apply_delta(spark, index, delta, params or {})

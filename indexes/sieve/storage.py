@@ -1,7 +1,10 @@
 """The stored form of a Sieve index: five small Arrow tables and a meta dict.
 
 ================  ==================================================================
-``locations``     ``location`` (string); a location's id is its row number
+``locations``     ``location`` (string); a location's id is its row number;
+                  ``rows`` (int64): rows the relation holds there, null keys
+                  included (kept exact by deltas; absent in files written
+                  before it existed, then derived from the entries)
 ``directory``     one row per segment, sorted by ``(min_key, max_key)``:
                   ``min_key``, ``max_key`` (int64, mapped keys), ``width`` (uint64
                   block width; 0 = one block spanning the segment), ``first_block``
@@ -32,7 +35,12 @@ from lakesieve.model import BuiltIndex
 
 FORMAT_VERSION = 1
 
-LOCATIONS_SCHEMA = pa.schema([pa.field("location", pa.string(), nullable=False)])
+LOCATIONS_SCHEMA = pa.schema(
+    [
+        pa.field("location", pa.string(), nullable=False),
+        pa.field("rows", pa.int64(), nullable=False),
+    ]
+)
 DIRECTORY_SCHEMA = pa.schema(
     [
         pa.field("min_key", pa.int64(), nullable=False),
@@ -153,6 +161,8 @@ def to_built(
     key_type: str,
     params: Mapping[str, Any],
     rows: int,
+    location_rows: np.ndarray | None = None,
+    extra_meta: Mapping[str, Any] | None = None,
 ) -> BuiltIndex:
     """Assemble the stored tables and meta of an index.
 
@@ -163,14 +173,28 @@ def to_built(
         key_type: the column's Spark type string.
         params: the full build parameters.
         rows: rows in the relation (nulls included).
+        location_rows: rows per location id (nulls included); ``None``
+            derives them from the entries and ``nulls`` (exact for a build).
+        extra_meta: further meta entries (a delta's bookkeeping).
     """
     segs = sort_segments(segs)
+    if location_rows is None:
+        location_rows = np.zeros(len(locations), np.int64)
+        np.add.at(location_rows, segs.entry_loc.astype(np.int64), segs.entry_count)
+        for loc_id, count in nulls.items():
+            location_rows[int(loc_id)] += int(count)
+    location_rows = np.asarray(location_rows, dtype=np.int64)
+    if len(location_rows) != len(locations):
+        raise ValueError("location_rows and locations differ in length")
     first_block = np.cumsum(segs.seg_blocks) - segs.seg_blocks
     first_entry = np.cumsum(segs.block_entries) - segs.block_entries
     null_ids = np.array(sorted(i for i, c in nulls.items() if c > 0), dtype=np.int32)
     null_counts = np.array([nulls[int(i)] for i in null_ids], dtype=np.int64)
     files = {
-        "locations": pa.table([pa.array(locations, pa.string())], schema=LOCATIONS_SCHEMA),
+        "locations": pa.table(
+            [pa.array(locations, pa.string()), pa.array(location_rows, pa.int64())],
+            schema=LOCATIONS_SCHEMA,
+        ),
         "directory": pa.table(
             [
                 pa.array(segs.seg_min, pa.int64()),
@@ -204,6 +228,7 @@ def to_built(
         "entries": len(segs.entry_loc),
         "locations": len(locations),
     }
+    meta.update(extra_meta or {})
     return BuiltIndex(files=files, meta=meta)
 
 
