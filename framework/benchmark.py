@@ -345,26 +345,125 @@ def run_formats(scale: float = 1.0, workdir: str = "bench-data", queries: int = 
     return out
 
 
+SUITES = ("full", "skeleton", "formats", "timeline")
+
+
+def add_arguments(p: Any) -> None:
+    """The options of ``lakesieve bench`` (shared by the CLI and ``python -m lakesieve.benchmark``)."""
+    p.add_argument("--suite", default="full", choices=SUITES,
+                   help="full (default): every format x layout x index type; skeleton / formats: earlier suites")
+    p.add_argument("--scale", type=float, default=None, help="TPC-H scale factor (default 1; --quick: 0.01)")
+    p.add_argument("--workdir", default="bench-data", help="where data and tables go")
+    p.add_argument("--queries", type=int, default=None,
+                   help="queries per kind (skeleton/formats: 200; full: 100 per kind and column; --quick: 10)")
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--commits", type=int, default=20, help="timeline suite: upsert commits (default 20)")
+    p.add_argument("--json", dest="json_path", help="also write the figures to this file")
+    p.add_argument("--quick", action="store_true", help="full suite at SF 0.01 with fewer queries (minutes)")
+    p.add_argument("--formats", help="full suite: comma-separated formats (default hudi,delta,iceberg)")
+    p.add_argument("--layouts", help="full suite: comma-separated layouts (default sorted,interleaved,hashed,shipdate)")
+    p.add_argument("--reuse-tables", action="store_true", help="full suite: keep tables an earlier run wrote")
+    p.add_argument("--charts", help="full suite: draw PNG charts into this folder")
+    p.add_argument("--from-json", metavar="FILE",
+                   help="full suite: do not run; redraw the charts and markdown from the figures in FILE")
+    p.add_argument("--write-markdown", nargs="?", const="BENCHMARKS.md", default=None, metavar="FILE",
+                   help="full suite: rewrite the marked full-suite section of FILE (default BENCHMARKS.md) "
+                        "and draw the charts into docs/benchmarks/full unless --charts says otherwise")
+
+
+def _full_config(args: Any) -> Any:
+    from lakesieve.bench_full import FullConfig, quick_config
+
+    cfg = quick_config(args.workdir, args.seed) if args.quick else FullConfig(workdir=args.workdir, seed=args.seed)
+    if args.scale is not None:
+        cfg.scale = args.scale
+    if args.queries is not None:
+        cfg.queries = args.queries
+    if args.formats:
+        cfg.formats = tuple(f.strip() for f in args.formats.split(",") if f.strip())
+    if args.layouts:
+        cfg.layouts = tuple(x.strip() for x in args.layouts.split(",") if x.strip())
+    cfg.reuse_tables = bool(args.reuse_tables)
+    return cfg
+
+
+def command_line(args: Any) -> str:
+    """The command that reproduces a run with ``args``."""
+    parts = [".venv/bin/lakesieve bench", f"--suite {args.suite}"]
+    if args.quick:
+        parts.append("--quick")
+    if args.scale is not None:
+        parts.append(f"--scale {args.scale:g}")
+    if args.queries is not None:
+        parts.append(f"--queries {args.queries}")
+    if args.formats:
+        parts.append(f"--formats {args.formats}")
+    if args.layouts:
+        parts.append(f"--layouts {args.layouts}")
+    parts.append(f"--workdir {args.workdir}")
+    return " ".join(parts)
+
+
+def run(args: Any) -> int:
+    """Run the suite ``args`` names; print its figures as JSON (and write what was asked)."""
+    from lakesieve.errors import LakesieveError
+
+    if args.suite != "full" and (args.quick or args.charts or args.write_markdown or args.formats or args.layouts):
+        raise LakesieveError("--quick, --charts, --write-markdown, --formats and --layouts belong to --suite full")
+    scale = 1.0 if args.scale is None else args.scale
+    queries = 200 if args.queries is None else args.queries
+    if scale <= 0:
+        raise LakesieveError(f"--scale must be positive, got {scale:g}")
+    if args.suite == "formats":
+        figures = run_formats(scale, args.workdir, queries)
+    elif args.suite == "skeleton":
+        figures = run_skeleton(scale, args.workdir, queries)
+    elif args.suite == "timeline":
+        from lakesieve.bench_timeline import run_timeline
+
+        figures = run_timeline(scale, args.workdir, commits=args.commits, points=queries, seed=args.seed)
+    else:
+        from lakesieve.bench_full import run_full, to_text
+        from lakesieve.bench_report import render_markdown, update_section, write_charts
+
+        def partial(figs: dict[str, Any]) -> None:
+            if args.json_path:
+                Path(args.json_path).write_text(json.dumps({**figs, "partial": True}, indent=2, default=str))
+
+        if args.from_json:
+            try:
+                figures = json.loads(Path(args.from_json).read_text())
+            except (OSError, ValueError) as exc:
+                raise LakesieveError(f"--from-json {args.from_json!r} is not a readable figures file: {exc}") from exc
+            if figures.get("suite") != "full":
+                raise LakesieveError(f"--from-json {args.from_json!r} holds no full-suite figures")
+        else:
+            figures = run_full(_full_config(args), checkpoint=partial)
+            figures["command"] = command_line(args)
+        charts = args.charts or ("docs/benchmarks/full" if args.write_markdown else None)
+        try:
+            if charts:
+                figures["charts"] = write_charts(figures, charts)
+            if args.write_markdown:
+                update_section(args.write_markdown, render_markdown(figures, figures["command"], charts))
+        except Exception as exc:  # the figures are still printed and written
+            figures["report_error"] = f"{type(exc).__name__}: {exc}"
+            _say(f"charts / markdown failed: {figures['report_error']}")
+        _say(to_text(figures))
+    text = json.dumps(figures, indent=2, default=str)
+    print(text)
+    if args.json_path and not (args.suite == "full" and args.from_json):
+        Path(args.json_path).write_text(text)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
-    """``python -m lakesieve.benchmark --scale 1 --workdir DIR``."""
+    """``python -m lakesieve.benchmark [--suite full|skeleton|formats] ...``."""
     import argparse
 
     p = argparse.ArgumentParser(prog="lakesieve bench")
-    p.add_argument("--suite", default="skeleton", choices=["skeleton", "formats"])
-    p.add_argument("--scale", type=float, default=1.0)
-    p.add_argument("--workdir", default="bench-data")
-    p.add_argument("--queries", type=int, default=200)
-    p.add_argument("--json", dest="json_path", help="also write the figures here")
-    args = p.parse_args(argv)
-    if args.suite == "formats":
-        figures = run_formats(args.scale, args.workdir, args.queries)
-    else:
-        figures = run_skeleton(args.scale, args.workdir, args.queries)
-    text = json.dumps(figures, indent=2, default=str)
-    print(text)
-    if args.json_path:
-        Path(args.json_path).write_text(text)
-    return 0
+    add_arguments(p)
+    return run(p.parse_args(argv))
 
 
 if __name__ == "__main__":  # pragma: no cover

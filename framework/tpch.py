@@ -118,3 +118,44 @@ def write_interleaved_hudi(
             print(f"  commit {c + 1}/{commits}: runs {lo}-{hi - 1} -> instant {inst.id}", file=sys.stderr)
     base.unpersist()
     return instants
+
+
+#: The four layouts of the full benchmark, in report order.
+LAYOUTS = ("sorted", "interleaved", "hashed", "shipdate")
+
+#: What each layout is, in one line (printed in reports).
+LAYOUT_DESCRIPTIONS = {
+    "sorted": "l_orderkey order cut into one contiguous key range per location",
+    "interleaved": "l_orderkey order cut into 1024 runs, run i in location i mod 64 (16 key ranges per location)",
+    "hashed": "rows spread over the locations by pmod(xxhash64(l_orderkey), 64)",
+    "shipdate": "l_shipdate order cut into one contiguous date range per location",
+}
+
+
+def with_layout(df: DataFrame, layout: str, groups: int = 64, runs: int = 1024) -> DataFrame:
+    """Add the ``bucket`` column (0 .. ``groups - 1``) that places each row of ``df`` in ``layout``.
+
+    - ``sorted``: ``l_orderkey`` order cut into ``groups`` runs of equal row count, run i in bucket i;
+    - ``interleaved``: ``runs`` runs, run i in bucket ``i mod groups`` (see :func:`with_interleaved_buckets`);
+    - ``hashed``: ``pmod(xxhash64(l_orderkey), groups)``;
+    - ``shipdate``: like ``sorted`` but on ``l_shipdate`` (whole dates kept in one bucket).
+
+    Writing the result with ``bucket_column="bucket"`` and ``file_groups=groups``
+    gives one location per bucket in every format.
+
+    Raises:
+        LakesieveError: an unknown layout name or a bad count.
+    """
+    from lakesieve.errors import LakesieveError
+    from pyspark.sql import functions as F
+
+    if layout not in LAYOUTS:
+        raise LakesieveError(f"unknown layout {layout!r}; choose one of {', '.join(LAYOUTS)}")
+    if groups < 1 or runs < groups:
+        raise LakesieveError(f"layout {layout!r} needs groups >= 1 and runs >= groups, got {groups} and {runs}")
+    if layout == "hashed":
+        return df.withColumn(BUCKET_COLUMN, F.pmod(F.xxhash64("l_orderkey"), F.lit(groups)).cast("int"))
+    if layout == "interleaved":
+        return with_interleaved_buckets(df, runs=runs, groups=groups).drop(RUN_COLUMN)
+    key = "l_shipdate" if layout == "shipdate" else "l_orderkey"
+    return with_interleaved_buckets(df, runs=groups, groups=groups, key=key).drop(RUN_COLUMN)
