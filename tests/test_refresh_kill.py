@@ -25,7 +25,7 @@ from lakesieve.table import open as open_table
 
 from tests.tables import make_rows, rows_by_location, sorted_rows, true_locations, write_rows
 
-KILLS = int(os.environ.get("LAKESIEVE_KILLS", "3"))
+KILLS = int(os.environ.get("LAKESIEVE_KILLS", "2"))
 QUERIES = ("k = 5", "k = 215", "k in (1, 100, 205)", "k between 30 and 40", "id = 620")
 
 
