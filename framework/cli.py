@@ -227,29 +227,46 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 
 def cmd_query(args: argparse.Namespace) -> int:
-    """``lakesieve query``: read the matching rows through the indexes."""
-    from lakesieve.session import get_spark
+    """``lakesieve query``: read the matching rows through the indexes (Spark, or Arrow on the driver)."""
     from lakesieve.table import open as open_table
 
     table = open_table(args.table, format=args.format)
-    spark = get_spark()
+    arrow = args.engine == "arrow"
+    spark = None
+    if args.refresh or not arrow:
+        from lakesieve.session import get_spark
+
+        spark = get_spark()
     if args.refresh:
         for r in table.refresh(spark=spark):
             print(f"index {r.index}: {r.action} ({r.from_instant} -> {r.to_instant})", file=sys.stderr)
     plan = table.plan(args.where, as_of=args.as_of)
     started = time.perf_counter()
-    df = table.read_plan(plan, spark)
-    if args.output:
-        df.write.mode("overwrite").parquet(args.output)
-        rows = spark.read.parquet(args.output).count()
-        print(f"{rows} rows written to {args.output}")
+    if arrow:
+        import pyarrow.parquet as pq
+
+        max_bytes = int(args.max_mb * 1024 * 1024) if args.max_mb is not None else None
+        tbl = table.read_plan_arrow(plan, max_bytes=max_bytes)
+        if args.output:
+            pq.write_table(tbl, args.output)
+            print(f"{tbl.num_rows} rows written to {args.output}")
+        else:
+            for row in tbl.slice(0, args.limit).to_pylist():
+                print(json.dumps(row, default=str, sort_keys=False))
     else:
-        rows_out = df.limit(args.limit).collect()
-        for row in rows_out:
-            print(json.dumps(row.asDict(), default=str, sort_keys=False))
+        assert spark is not None
+        df = table.read_plan(plan, spark)
+        if args.output:
+            df.write.mode("overwrite").parquet(args.output)
+            rows = spark.read.parquet(args.output).count()
+            print(f"{rows} rows written to {args.output}")
+        else:
+            rows_out = df.limit(args.limit).collect()
+            for row in rows_out:
+                print(json.dumps(row.asDict(), default=str, sort_keys=False))
     print(
         f"read {plan.locations_selected} of {plan.locations_total} locations in "
-        f"{time.perf_counter() - started:.2f}s",
+        f"{time.perf_counter() - started:.2f}s ({args.engine})",
         file=sys.stderr,
     )
     return 0
@@ -395,6 +412,10 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--output", help="write the rows as Parquet here")
     q.add_argument("--refresh", action="store_true", help="bring the indexes up to date before planning")
     q.add_argument("--limit", type=int, default=20, help="rows to print without --output")
+    q.add_argument("--engine", choices=("spark", "arrow"), default="spark",
+                   help="spark (default) or arrow: read the selected locations on the driver, no Spark job")
+    q.add_argument("--max-mb", type=float, default=1024.0,
+                   help="with --engine arrow: refuse to read more than this many MiB of selected locations")
     q.add_argument("--format")
     q.set_defaults(func=cmd_query)
 

@@ -59,6 +59,8 @@ class Plan:
         bound: the bound predicate (``None`` without a ``where``).
         indexes: the indexes consulted, with their status.
         warnings: why pruning was weaker than it could be.
+        plan_ms: how long planning took.
+        schema: the table's Arrow schema at ``table_instant``, when planning fetched it.
     """
 
     table_instant: Instant | None
@@ -68,6 +70,7 @@ class Plan:
     indexes: list[LoadedIndex] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     plan_ms: float = 0.0
+    schema: pa.Schema | None = None
 
     @property
     def locations_total(self) -> int:
@@ -501,14 +504,14 @@ class Table:
         )
         bound = bind(where, schema, self.path)
         if inst is None:
-            return Plan(inst, snapshot, (), bound, plan_ms=_ms(started))
+            return Plan(inst, snapshot, (), bound, plan_ms=_ms(started), schema=schema)
         loaded, notes = self._loaded_indexes(inst, set(bound.columns), snapshot, line)
         by_column: dict[str, list[LoadedIndex]] = {}
         for item in loaded:
             by_column.setdefault(item.definition.column, []).append(item)
         answer = evaluate(bound.node, by_column)
         units = snapshot.units if answer is None else snapshot.units_for(answer)
-        return Plan(inst, snapshot, units, bound, loaded, notes, plan_ms=_ms(started))
+        return Plan(inst, snapshot, units, bound, loaded, notes, plan_ms=_ms(started), schema=schema)
 
     def explain(self, where: str | None = None, as_of: str | None = None) -> dict[str, Any]:
         """What a query would read and which index contributed what. Does not start Spark."""
@@ -598,6 +601,44 @@ class Table:
         if plan.bound is not None:
             frame = frame.where(to_sql(plan.bound))
         return frame
+
+    def read_arrow(
+        self,
+        where: str | None = None,
+        as_of: str | None = None,
+        columns: list[str] | None = None,
+        refresh: bool | None = None,
+        max_bytes: int | None = None,
+        spark: SparkSession | None = None,
+    ) -> pa.Table:
+        """Like :meth:`read`, but read on the driver with Arrow and return a ``pyarrow.Table``.
+
+        No Spark job runs (unless ``refresh`` has indexes catch up first): for
+        selective queries the indexes narrow to a few locations, where a
+        Spark job's start-up costs more than the read. The rows are gathered
+        in the driver's memory; ``max_bytes`` refuses a query whose selected
+        locations exceed that size. See :mod:`lakesieve.arrow_read`.
+        """
+        if refresh if refresh is not None else self.auto_refresh:
+            from lakesieve.session import get_spark
+
+            try:
+                self.refresh(spark=spark or get_spark())
+            except Exception as exc:
+                warnings.warn(
+                    f"indexes of table {self.path} could not catch up ({exc}); using them as they are",
+                    LakesieveWarning,
+                    stacklevel=2,
+                )
+        return self.read_plan_arrow(self.plan(where, as_of), columns=columns, max_bytes=max_bytes)
+
+    def read_plan_arrow(
+        self, plan: Plan, columns: list[str] | None = None, max_bytes: int | None = None
+    ) -> pa.Table:
+        """Read the units of a plan on the driver with Arrow and apply its predicate."""
+        from lakesieve.arrow_read import read_plan_arrow
+
+        return read_plan_arrow(self, plan, columns=columns, max_bytes=max_bytes)
 
     def full_read(self, spark: SparkSession | None = None, where: str | None = None, as_of: str | None = None) -> DataFrame:
         """The same rows as :meth:`read` without any index (for checks and benchmarks)."""

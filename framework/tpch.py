@@ -60,23 +60,50 @@ def with_interleaved_buckets(
     """Add ``run`` and ``bucket`` columns: key order cut into ``runs`` equal runs, ``bucket = run mod groups``.
 
     Runs are cut on whole keys (all lines of an order share a run) by the
-    cumulative row count over distinct keys, computed in Spark.
+    exact cumulative row count over distinct keys, computed in Spark without
+    gathering the keys in one task: the distinct keys are split into key
+    ranges at approximate quantiles (a handful of cut values reach the
+    driver), each range's row total is collected (one number per range),
+    and a window per range adds the rows of the ranges before it.
     """
     from pyspark.sql import Window
     from pyspark.sql import functions as F
+    from pyspark.sql.types import DateType, TimestampType
 
+    spark = df.sparkSession
     per_key = df.groupBy(key).agg(F.count(F.lit(1)).alias("_n"))
-    total = df.count()
-    # cumulative rows before each key; one window over distinct keys (2 columns)
-    w = Window.orderBy(key).rowsBetween(Window.unboundedPreceding, -1)
-    starts = per_key.withColumn("_before", F.coalesce(F.sum("_n").over(w), F.lit(0)))
+    dtype = df.schema[key].dataType
+    if isinstance(dtype, DateType | TimestampType):
+        order = F.datediff(F.col(key).cast("date"), F.lit("1970-01-01").cast("date")).cast("double")
+    else:
+        order = F.col(key).cast("double")
+    ranges = max(1, int(spark.conf.get("spark.sql.shuffle.partitions") or 1))
+    with_order = per_key.withColumn("_o", order).persist()  # read by three jobs below
+    cuts = sorted(set(with_order.approxQuantile("_o", [i / ranges for i in range(1, ranges)], 0.001))) if ranges > 1 else []
+    range_id = F.lit(0)
+    for c in cuts:
+        range_id = range_id + (F.col("_o") >= F.lit(c)).cast("int")
+    ranged = with_order.withColumn("_r", F.coalesce(range_id, F.lit(0)).cast("int"))  # null keys sort first
+    totals = {int(r["_r"]): int(r["_t"]) for r in ranged.groupBy("_r").agg(F.sum("_n").alias("_t")).collect()}
+    offsets, acc = [], 0
+    for rid in sorted(totals):
+        offsets.append((rid, acc))
+        acc += totals[rid]
+    total = max(acc, 1)  # rows in df
+    off_df = spark.createDataFrame(offsets or [(0, 0)], "_r int, _off bigint")
+    w = Window.partitionBy("_r").orderBy(key).rowsBetween(Window.unboundedPreceding, -1)
+    starts = ranged.join(F.broadcast(off_df), on="_r").withColumn(
+        "_before", F.col("_off") + F.coalesce(F.sum("_n").over(w), F.lit(0))
+    )
     runs_of_keys = starts.select(
         key,
         F.least(F.floor(F.col("_before") * F.lit(runs) / F.lit(total)), F.lit(runs - 1))
         .cast("int")
         .alias(RUN_COLUMN),
-    )
-    out = df.join(runs_of_keys, on=key, how="inner")
+    ).localCheckpoint(eager=True)  # materialized (one row per key) so the cached keys can go
+    with_order.unpersist()
+    rk = runs_of_keys.withColumnRenamed(key, "_k")
+    out = df.join(rk, df[key].eqNullSafe(rk["_k"]), how="inner").drop("_k")  # null-safe: rows with a null key kept
     return out.withColumn(BUCKET_COLUMN, (F.col(RUN_COLUMN) % F.lit(groups)).cast("int"))
 
 

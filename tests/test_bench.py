@@ -127,7 +127,7 @@ def test_tiny_full_run_has_every_figure_and_passes_its_checks(spark: Any, tmp_pa
     lay = out["layouts"]["interleaved"]
     assert "error" not in lay, lay.get("error")
     assert out["correctness"]["ok"], out["correctness"]
-    assert out["correctness"]["pruned_reads_compared"] >= len(FORMATS) * (len(INDEX_TYPES) + 2)
+    assert out["correctness"]["pruned_reads_compared"] >= len(FORMATS) * (len(INDEX_TYPES) + 4)
     for col in ("l_orderkey", "l_partkey", "l_shipdate"):
         c = lay["columns"][col]
         assert set(c["types"]) == set(INDEX_TYPES)
@@ -147,10 +147,16 @@ def test_tiny_full_run_has_every_figure_and_passes_its_checks(spark: Any, tmp_pa
         (read,) = r["reads"]
         assert read["sieve_product"]["same_files_as_layout_sieve"]
         assert read["sieve_product"]["files"] <= read["native"]["files"]
+        arrow = read["arrow"]
+        assert arrow["full_scan_rows_equal_spark"] and arrow["rows"] == read["rows"]
+        assert arrow["lakesieve"]["equal"] and arrow["native"]["equal"]
+        assert arrow["lakesieve"]["files"] == read["sieve_product"]["files"]
+        assert arrow["lakesieve"]["seconds"] > 0 and arrow["full_scan_seconds"] > 0
     mem = lay["formats"]["hudi"]
     assert mem["sieve_build_memory"]["python_heap_peak_bytes"] > 0
     assert "error" not in mem["sieve_lookup_memory"], mem["sieve_lookup_memory"]
     assert {t["target"].split(":")[0] for t in out["targets"]}
     md = render_markdown(out, "lakesieve bench --quick", "charts")
     assert md.startswith(START) and md.rstrip().endswith(END)
+    assert "End to end without a Spark job" in md
     assert len(write_charts(out, tmp_path / "charts")) == 5

@@ -48,6 +48,14 @@ def test_write_build_explain_query(spark: Any, cli_table: Path, tmp_path: Path, 
     got = sorted(r["id"] for r in spark.read.parquet(str(dest)).collect())
     assert got == [15, 16, 17]
     capsys.readouterr()
+    assert main(["query", str(cli_table), "--where", "k = 5", "--engine", "arrow"]) == 0
+    printed = capsys.readouterr()
+    assert sorted(json.loads(line)["id"] for line in printed.out.splitlines()) == [15, 16, 17]
+    assert "(arrow)" in printed.err
+    arrow_dest = tmp_path / "rows.parquet"
+    assert main(["query", str(cli_table), "--where", "k = 5", "--engine", "arrow", "--output", str(arrow_dest)]) == 0
+    assert sorted(r["id"] for r in spark.read.parquet(str(arrow_dest)).collect()) == [15, 16, 17]
+    capsys.readouterr()
     assert main(["index", "list", str(cli_table), "--json"]) == 0
     listed = json.loads(capsys.readouterr().out)
     assert [(r["name"], r["type"], r["column"]) for r in listed] == [("k_sieve", "sieve", "k")]
@@ -66,6 +74,7 @@ def test_write_build_explain_query(spark: Any, cli_table: Path, tmp_path: Path, 
         (["index", "describe", "{table}", "no_such_index"], "no index 'no_such_index'"),
         (["index", "drop", "{table}", "no_such_index"], "no index 'no_such_index'"),
         (["explain", "{table}", "--where", "k = 1", "--format", "parquetish"], "unknown table format 'parquetish'"),
+        (["query", "{table}", "--where", "k >= 0", "--engine", "arrow", "--max-mb", "0"], "max_bytes=0 "),
     ],
 )
 def test_bad_input_exits_2_with_one_line(cli_table: Path, tmp_path: Path, argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:

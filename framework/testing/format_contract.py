@@ -45,7 +45,8 @@ checks:
   subset; with no units it returns an empty frame with the table's columns.
 * ``test_pruned_read_equals_full_read``: for random predicates (hypothesis)
   at random instants, the planned locations include every location holding
-  a matching row and ``read`` returns exactly the rows of ``full_read``.
+  a matching row, and ``read`` (Spark) and ``read_arrow`` (driver, Arrow)
+  both return exactly the rows of ``full_read``.
 * ``test_time_travel_uses_older_index_state``: ``explain(as_of=old)`` uses
   the index state built at ``old`` (not stale) and the read at ``old``
   equals the full read there.
@@ -424,6 +425,10 @@ class FormatContract:
             got = sorted(tuple(r) for r in table.read(contract_spark, where, inst.id).select(*COLUMNS).collect())
             full = sorted(tuple(r) for r in table.full_read(contract_spark, where, inst.id).select(*COLUMNS).collect())
             assert got == full, f"{where!r} at {inst.id}: pruned read differs from the full read"
+            arrow = table.read_arrow(where, inst.id, columns=list(COLUMNS), refresh=False)
+            assert arrow.column_names == list(COLUMNS)
+            got_arrow = sorted(tuple(r.values()) for r in arrow.to_pylist())
+            assert got_arrow == full, f"{where!r} at {inst.id}: driver-side Arrow read differs from the full read"
 
         check()
 

@@ -1,0 +1,114 @@
+"""Reading a plan on the driver with Arrow, without Spark.
+
+A selective query that the indexes cut down to a few read units does not need
+a Spark job: starting one costs more than reading a handful of Parquet files.
+:func:`read_plan_arrow` reads each selected unit through its format plugin's
+``lakesieve_format_read_unit`` hook (the same reader the ``lakesieve`` Spark
+data source runs in its workers, so log-file merging, deletion vectors and
+delete files are applied exactly as there), keeps the rows matching the plan's
+predicate, and returns one :class:`pyarrow.Table` in the table's schema.
+
+The rows are gathered in the driver's memory: this path is for selective
+queries. ``max_bytes`` refuses plans whose selected units exceed a size, so a
+query the indexes could not narrow fails fast with a clear message instead of
+filling the driver.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import pyarrow as pa
+from lakesieve import registry
+from lakesieve.errors import LakesieveError
+from lakesieve.predicate import to_arrow
+
+if TYPE_CHECKING:
+    from lakesieve.table import Plan, Table
+
+
+def _columns(schema: pa.Schema, columns: Sequence[str] | None, table: str) -> list[str]:
+    if columns is None:
+        return list(schema.names)
+    wanted = list(columns)
+    missing = [c for c in wanted if c not in schema.names]
+    if missing:
+        raise LakesieveError(f"table {table} has no column {missing[0]!r}")
+    return wanted
+
+
+def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
+    """``batch`` with exactly ``schema``'s columns, in its order and types."""
+    arrays = []
+    for f in schema:
+        i = batch.schema.get_field_index(f.name)
+        if i < 0:
+            arrays.append(pa.nulls(batch.num_rows, type=f.type))
+            continue
+        col = batch.column(i)
+        arrays.append(col if col.type == f.type else col.cast(f.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def read_plan_arrow(
+    table: Table,
+    plan: Plan,
+    columns: Sequence[str] | None = None,
+    max_bytes: int | None = None,
+    threads: int | None = None,
+) -> pa.Table:
+    """The rows of ``plan`` (its units, filtered by its predicate) as one Arrow table.
+
+    Args:
+        table: the table the plan was made for.
+        plan: from :meth:`lakesieve.table.Table.plan`.
+        columns: columns to return (default: every column of the table's schema at the plan's instant).
+        max_bytes: refuse a plan whose selected units hold more bytes than this.
+        threads: units read at once (default: the CPU count); Parquet decoding releases the GIL.
+
+    Raises:
+        LakesieveError: an unknown column, or the plan is larger than ``max_bytes``.
+    """
+    instant = plan.table_instant.id if plan.table_instant else None
+    schema = plan.schema if plan.schema is not None else table.schema(instant)
+    out_cols = _columns(schema, columns, table.path)
+    need = list(out_cols)
+    if plan.bound is not None:
+        need += [c for c in plan.bound.columns if c not in need]
+    read_schema = pa.schema([schema.field(c) for c in need])
+    out_schema = pa.schema([schema.field(c) for c in out_cols])
+    selected = sum(u.size_bytes for u in plan.units)
+    if max_bytes is not None and selected > max_bytes:
+        raise LakesieveError(
+            f"table {table.path}: the query selects {len(plan.units)} locations, {selected} bytes, "
+            f"more than max_bytes={max_bytes} for a driver-side read; use Spark (Table.read)"
+        )
+    expr: Any = to_arrow(plan.bound) if plan.bound is not None else None
+
+    def one(unit: Any) -> pa.Table:
+        batches = registry.call_first(
+            "lakesieve_format_read_unit",
+            f"format {table.format!r}",
+            table=table.ref,
+            unit=unit,
+            instant=instant,
+            columns=need,
+        )
+        got = pa.Table.from_batches([_conform(b, read_schema) for b in batches if b.num_rows], schema=read_schema)
+        if expr is not None and got.num_rows:
+            got = got.filter(expr)
+        return got.select(out_cols)
+
+    units = list(plan.units)
+    if not units:
+        return out_schema.empty_table()
+    workers = max(1, min(len(units), threads or os.cpu_count() or 1))
+    if workers == 1:
+        parts = [one(u) for u in units]
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            parts = list(pool.map(one, units))
+    return pa.concat_tables(parts)
