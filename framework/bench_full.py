@@ -590,7 +590,9 @@ def run_full(cfg: FullConfig, progress: Callable[[str], None] | None = None,
                                               "a Sieve on l_orderkey built with Table.build_index (table read included); "
                                               "end-to-end reads: full scan, native-selected files, each index type's "
                                               "selection mapped to this format's files by bucket, and the product Sieve "
-                                              "through Table.plan/read_plan; every pruned read compared with the full scan"),
+                                              "through Table.plan/read_plan; for l_orderkey also without a Spark job: "
+                                              "Table.read_arrow against Arrow full and native scans; every pruned read "
+                                              "compared with the full scan"),
                            },
                            "layouts": {}}
     root = Path(cfg.workdir).resolve()

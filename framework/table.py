@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import time
 import warnings
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -46,6 +47,9 @@ from lakesieve.store import (
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
+
+#: Instants whose schema and snapshot a Table remembers.
+_INSTANT_CACHE = 8
 
 
 @dataclass
@@ -135,6 +139,8 @@ class Table:
             index_root = registry.call_optional("lakesieve_format_index_root", table=ref)
         self.store = IndexStore(index_root or Path(ref.path) / DEFAULT_DIRNAME)
         self._loaded: dict[str, Any] = {}
+        # what a completed instant holds never changes: schema and snapshot per instant, last few kept
+        self._at_instant: OrderedDict[tuple[str, Instant], Any] = OrderedDict()
 
     def __repr__(self) -> str:
         return f"Table({self.ref.path!r}, format={self.ref.format!r})"
@@ -174,15 +180,36 @@ class Table:
             f"instant {as_of!r} is not a completed instant of table {self.path} (latest: {known})"
         )
 
+    def _cached(self, kind: str, inst: Instant, make: Any) -> Any:
+        """``make()``, remembered for ``(kind, inst)``: a completed instant's schema and units are fixed.
+
+        A ``Table`` object assumes its path is not deleted and re-created
+        under it with the same instant ids (open a new ``Table`` then).
+        """
+        key = (kind, inst)
+        if key in self._at_instant:
+            self._at_instant.move_to_end(key)
+            return self._at_instant[key]
+        value = make()
+        self._at_instant[key] = value
+        while len(self._at_instant) > _INSTANT_CACHE:
+            self._at_instant.popitem(last=False)
+        return value
+
+    def _schema_at(self, inst: Instant | None) -> pa.Schema:
+        def make() -> pa.Schema:
+            return registry.call_first(
+                "lakesieve_format_schema",
+                f"format {self.format!r}",
+                table=self.ref,
+                instant=inst.id if inst else None,
+            )
+
+        return make() if inst is None else self._cached("schema", inst, make)
+
     def schema(self, as_of: str | None = None) -> pa.Schema:
         """The table's Arrow schema at an instant."""
-        inst = self.resolve_instant(as_of)
-        return registry.call_first(
-            "lakesieve_format_schema",
-            f"format {self.format!r}",
-            table=self.ref,
-            instant=inst.id if inst else None,
-        )
+        return self._schema_at(self.resolve_instant(as_of))
 
     def snapshot(self, as_of: str | None = None) -> Snapshot:
         """The read units visible at an instant."""
@@ -192,8 +219,12 @@ class Table:
     def _snapshot(self, inst: Instant | None) -> Snapshot:
         if inst is None:
             return Snapshot(None, ())
-        return registry.call_first(
-            "lakesieve_format_snapshot", f"format {self.format!r}", table=self.ref, instant=inst.id
+        return self._cached(
+            "snapshot",
+            inst,
+            lambda: registry.call_first(
+                "lakesieve_format_snapshot", f"format {self.format!r}", table=self.ref, instant=inst.id
+            ),
         )
 
     # ------------------------------------------------------------ indexes
@@ -499,9 +530,7 @@ class Table:
         snapshot = self._snapshot(inst)
         if where is None or (isinstance(where, str) and not where.strip()):
             return Plan(inst, snapshot, snapshot.units, None, plan_ms=_ms(started))
-        schema = registry.call_first(
-            "lakesieve_format_schema", f"format {self.format!r}", table=self.ref, instant=inst.id if inst else None
-        )
+        schema = self._schema_at(inst)
         bound = bind(where, schema, self.path)
         if inst is None:
             return Plan(inst, snapshot, (), bound, plan_ms=_ms(started), schema=schema)
