@@ -111,4 +111,6 @@ def read_plan_arrow(
     else:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             parts = list(pool.map(one, units))
-    return pa.concat_tables(parts)
+    # no empty chunks in the result: some consumers (pyspark's createDataFrame) stop at an empty first batch
+    kept = [t for t in parts if t.num_rows]
+    return pa.concat_tables(kept) if kept else out_schema.empty_table()

@@ -196,7 +196,7 @@ def test_arrow_read_equals_full_read(spark: Any, e2e: dict[str, Any], where: str
     assert rows == full, f"{where!r} at {inst}"
 
 
-def test_arrow_read_prunes_and_guards_size(e2e: dict[str, Any]) -> None:
+def test_arrow_read_prunes_and_guards_size(spark: Any, e2e: dict[str, Any]) -> None:
     """Arrow reads use the plan's pruning; bad columns and oversized plans fail with one-line errors."""
     from lakesieve.errors import LakesieveError
 
@@ -210,5 +210,12 @@ def test_arrow_read_prunes_and_guards_size(e2e: dict[str, Any]) -> None:
         table.read_arrow("k = 42", columns=["nope"], refresh=False)
     with pytest.raises(LakesieveError, match="max_bytes=1 "):
         table.read_arrow("k >= 0", max_bytes=1, refresh=False)
+    import dataclasses
+
+    every = dataclasses.replace(table.plan(None), bound=plan.bound)  # every location, most without a match
+    wide = table.read_plan_arrow(every, columns=["id", "k"])
+    assert sorted(wide.column("id").to_pylist()) == [126, 127, 128]
+    assert all(len(chunk) for chunk in wide.column("id").chunks)  # no empty chunks
+    assert spark.createDataFrame(wide).count() == 3  # pyspark drops the rows after an empty first chunk
     empty = table.read_arrow("k = -5", columns=["id"], refresh=False)
     assert empty.num_rows == 0 and empty.column_names == ["id"]
