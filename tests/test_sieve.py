@@ -23,6 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
 from lakesieve.indexes.sieve import build_local, load_index, parse_options, plugin
+from lakesieve.indexes.sieve.build import sort_pairs, walk_coded_partition
 from lakesieve.indexes.sieve.lookup import SieveFormatError, SieveIndex
 from lakesieve.indexes.sieve.params import SieveParams
 from lakesieve.indexes.sieve.segments import (
@@ -346,6 +347,69 @@ def test_group_keys_merges_and_sorts() -> None:
     assert g.offsets.tolist() == [0, 2, 4]
     assert g.locs.tolist() == [0, 2, 0, 1]
     assert g.counts.tolist() == [2, 4, 5, 4]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(-5, 5), st.integers(0, 3), st.integers(1, 9)), max_size=60
+    )
+)
+def test_sort_pairs_orders_by_key_then_location(triples: list[tuple[int, int, int]]) -> None:
+    keys = np.array([t[0] for t in triples], np.int64)
+    locs = np.array([t[1] for t in triples], np.int32)
+    counts = np.array([t[2] for t in triples], np.int64)
+    k, loc, c = sort_pairs(keys, locs, counts, 4)
+    assert sorted(zip(k.tolist(), loc.tolist(), strict=True)) == list(
+        zip(k.tolist(), loc.tolist(), strict=True)
+    )
+    assert sorted(zip(k.tolist(), loc.tolist(), c.tolist(), strict=True)) == sorted(triples)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(0, 400), st.integers(0, 5)), min_size=1, max_size=300),
+    st.integers(1, 7),
+    st.randoms(use_true_random=False),
+)
+def test_coded_walk_equals_the_walk_of_sorted_pairs(
+    rows: list[tuple[int, int]], batch_size: int, rnd: Any
+) -> None:
+    """The mapInArrow body: any batch cut, any order, hashed codes -> the walk of the pairs."""
+    pairs: dict[tuple[int, int], int] = {}
+    for key, loc in rows:
+        pairs[(key, loc)] = pairs.get((key, loc), 0) + 1
+    items = list(pairs.items())
+    rnd.shuffle(items)
+    codes = np.array(sorted(rnd.sample(range(-(2**40), 2**40), 6)), np.int64)
+    code_ids = np.array(rnd.sample(range(6), 6), np.int32)  # ids in name order, not code order
+    code_of = {int(i): int(c) for c, i in zip(codes, code_ids, strict=True)}
+    batches = [
+        pa.record_batch(
+            [
+                pa.array([k for (k, _), _ in chunk], pa.int64()),
+                pa.array([code_of[loc] for (_, loc), _ in chunk], pa.int64()),
+                pa.array([n for _, n in chunk], pa.int64()),
+            ],
+            names=["key", "code", "cnt"],
+        )
+        for chunk in (items[i : i + batch_size] for i in range(0, len(items), batch_size))
+    ]
+    params = SieveParams.from_dict({"min_run_keys": "2", "min_keys_per_block": "2"})
+    got = list(walk_coded_partition(iter(batches), "bigint", params.to_dict(), 10.0, codes, code_ids))
+    want = walk(
+        np.array([k for k, _ in pairs], np.int64),
+        np.array([loc for _, loc in pairs], np.int32),
+        np.array(list(pairs.values()), np.int64),
+        params,
+        10.0,
+    )
+    assert len(got) == 1
+    seen = rows_to_segments(pa.Table.from_batches(got))
+    for name in ("seg_min", "seg_max", "seg_width", "seg_blocks", "seg_keys"):
+        assert getattr(seen, name).tolist() == getattr(want, name).tolist(), name
+    for name in ("block_entries", "entry_loc", "entry_count"):
+        assert getattr(seen, name).tolist() == getattr(want, name).tolist(), name
 
 
 def test_run_starts() -> None:

@@ -219,3 +219,35 @@ def test_spark_build_of_nulls_only_and_empty(sieve_spark: Any) -> None:
 def test_spark_build_refuses_null_locations(sieve_spark: Any) -> None:
     with pytest.raises(ValueError, match="null location"):
         _build(sieve_spark, [(1, None), (2, "a")], "bigint", {})
+
+
+def test_spark_build_without_hash_codes_is_the_same_index(
+    sieve_spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """When location names share an xxhash64, ids come from a broadcast join: same index."""
+    from lakesieve.indexes.sieve import build as sieve_build
+
+    rng = random.Random(7)
+    locs = [f"fg-{i}" for i in range(9)]
+    rows: list[tuple[Any, Any]] = [
+        (k, locs[(k // 40) % 9] if k % 7 else rng.choice(locs)) for k in range(2000)
+    ]
+    rows += [(rng.randrange(2000), rng.choice(locs)) for _ in range(300)] + [(None, locs[3])]
+    params = {"min_run_keys": "2", "min_keys_per_block": "2"}
+    hashed = _build(sieve_spark, rows, "bigint", params)
+    monkeypatch.setattr(sieve_build, "_codes_by_hash", lambda hashes: False)
+    joined = _build(sieve_spark, rows, "bigint", params)
+    assert hashed.describe() == joined.describe()
+    for k in range(-1, 2001, 13):
+        q = KeyQuery("points", values=(k,))
+        got = joined.lookup(q).locations
+        assert got == hashed.lookup(q).locations
+        assert got is not None and _truth(rows, q) <= got
+    assert joined.lookup(KeyQuery("is_null")).locations == {locs[3]}
+
+
+def test_location_hash_codes_must_be_distinct() -> None:
+    from lakesieve.indexes.sieve.build import _codes_by_hash
+
+    assert _codes_by_hash([3, -5, 7])
+    assert not _codes_by_hash([3, -5, 3])

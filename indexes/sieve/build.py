@@ -1,27 +1,40 @@
 """Building a Sieve index: in Spark, or in-process for small inputs and tests.
 
-Spark pipeline (:func:`build_spark`), for a relation of ``(key, location)`` rows:
+Spark pipeline (:func:`build_spark`), for a relation of ``(key, location)`` rows,
+with one shuffle of the rows:
 
-1. ``groupBy(key, location).count()`` — rows per (key, location) pair; kept
-   cached because the next steps read it three times.
-2. One small aggregate per location (rows with a null key, pairs, rows) is
-   collected: distinct locations are few. Locations get ids in name order.
-3. Non-null pairs get their location id through a broadcast join, are
-   range-partitioned by the column's own key (``repartitionByRange``) and
-   sorted within partitions (``sortWithinPartitions(key, loc_id)``), so each
-   partition holds a contiguous key range in order. (Grouping the pairs of a
-   key into one list is left to the walk: it sees them adjacent, which saves
-   a shuffle over an explicit ``groupBy(key)``.)
-4. ``mapInArrow`` maps each partition's keys to int64
-   (:func:`lakesieve.keys.map_keys_arrow`) and runs the segmentation walk
-   (:func:`lakesieve.indexes.sieve.segments.walk`), emitting one row per
-   segment.
+1. One small aggregate per location is collected (distinct locations are
+   few): its rows, its rows with a null key, an estimate of its distinct keys
+   (``approx_count_distinct``; summed over locations, the estimate of the
+   (key, location) pairs that sizes the walk's partitions) and the
+   ``xxhash64`` of its name. Locations get ids in name order.
+2. Every row with a non-null key becomes ``(key, code)``, ``code`` being the
+   ``xxhash64`` of its location: a per-row hash instead of a join on the
+   location string. (When two names share a hash — not seen in practice,
+   but checked — the code is the location id, from a broadcast join.)
+3. These rows are range-partitioned by the column's own key
+   (``repartitionByRange``), so all rows of one key land in one partition;
+   ``groupBy(key, code).count()`` then runs inside each partition (the range
+   partitioning already clusters the groups: no second shuffle) and
+   ``sortWithinPartitions(key)`` orders the (key, location) pairs of each
+   partition, which holds a contiguous key range.
+4. ``mapInArrow`` (:func:`walk_coded_partition`) maps keys to int64
+   (:func:`lakesieve.keys.map_keys_arrow`) and codes to location ids, puts
+   the pairs of each key in location-id order (one batch at a time, holding
+   back the last key of a batch, which the next may continue) and runs the
+   segmentation walk (:func:`lakesieve.indexes.sieve.segments.walk`) on
+   exactly the (key, location id, rows) triples of its key range, emitting
+   one row per segment.
 5. The driver collects only those segment rows (``toArrow``), small by
    construction, and assembles the stored tables.
 
-No step collects keys on the driver. Partition count: enough partitions for
-about ``partition_pairs`` pairs each (worker memory), and up to Spark's
-default parallelism when there is work for it (at least ~100k pairs each).
+No step collects keys on the driver, and no step persists anything. Memory
+of one walk task is proportional to the pairs of its partition, not to its
+rows (rows are counted per pair in the JVM, spilling as Spark does).
+Partition count: enough partitions for about ``partition_pairs`` pairs each
+(worker memory; pairs as estimated in step 1), and up to Spark's default
+parallelism when there is work for it (at least ~100k pairs each). The
+index's ``budget_entries`` is split evenly over the partitions.
 """
 
 from __future__ import annotations
@@ -55,15 +68,61 @@ SEGMENT_ROW_DDL = (
 _MIN_PAIRS_PER_TASK = 100_000
 
 
-def walk_partition(
+def _in_pair_order(keys: np.ndarray, locs: np.ndarray) -> bool:
+    """Whether (key, location id) rows are sorted by key, then location id."""
+    if len(keys) < 2:
+        return True
+    return bool(
+        np.all((keys[1:] > keys[:-1]) | ((keys[1:] == keys[:-1]) & (locs[1:] >= locs[:-1])))
+    )
+
+
+def sort_pairs(
+    keys: np.ndarray, locs: np.ndarray, counts: np.ndarray, n_locations: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(key, location id, rows) triples sorted by key, then location id.
+
+    An argsort of the keys, then, only when some key's locations are out of
+    order, a stable sort of ``key rank * n_locations + location id`` (nearly
+    sorted by then, which timsort handles in about one pass).
+    """
+    order = np.argsort(keys, kind="stable")
+    keys, locs, counts = keys[order], locs[order], counts[order]
+    if _in_pair_order(keys, locs):
+        return keys, locs, counts
+    if len(keys) * max(n_locations, 1) < 2**62:
+        rank = np.zeros(len(keys), np.int64)
+        np.cumsum(keys[1:] != keys[:-1], out=rank[1:])
+        order = np.argsort(rank * n_locations + locs, kind="stable")
+    else:  # pragma: no cover - partitions of 2**62 / n_locations pairs
+        order = np.lexsort((locs, keys))
+    return keys[order], locs[order], counts[order]
+
+
+def walk_coded_partition(
     batches: Iterator[pa.RecordBatch],
     key_type: str,
     params: Mapping[str, Any],
-    budget: float | None = None,
+    budget: float | None,
+    codes: np.ndarray,
+    code_ids: np.ndarray,
 ) -> Iterator[pa.RecordBatch]:
-    """The ``mapInArrow`` body: one sorted partition of (key, loc_id, cnt) in, segment rows out.
+    """The ``mapInArrow`` body of :func:`build_spark`: one key range's pairs in, segment rows out.
 
-    ``budget`` is this partition's share of ``budget_entries``.
+    The partition holds every (key, code) pair of its key range once, with
+    its row count, in any order. Keys are mapped, codes become location ids,
+    the triples are sorted by (key, location id) (:func:`sort_pairs`) and
+    walked, exactly as if Spark had sorted them. Memory is proportional to
+    the partition's pairs.
+
+    Args:
+        batches: Arrow batches of ``key`` (column type), ``code`` (int64) and
+            ``cnt`` (int64, rows of the pair).
+        key_type: the key column's Spark type string.
+        params: build parameters.
+        budget: this partition's share of ``budget_entries``.
+        codes: the location codes, increasing (int64).
+        code_ids: the location id of each code (int32).
     """
     p = SieveParams.from_dict(params)
     keys: list[np.ndarray] = []
@@ -76,13 +135,22 @@ def walk_partition(
         keys.append(
             np.asarray(mapped.fill_null(0) if mapped.null_count else mapped, dtype=np.int64)
         )
-        locs.append(np.asarray(batch.column(1), dtype=np.int32))
+        codes_in = np.asarray(batch.column(1), dtype=np.int64)
+        locs.append(code_ids[np.searchsorted(codes, codes_in)])
         counts.append(np.asarray(batch.column(2), dtype=np.int64))
     if not keys:
         return
-    segs = walk(np.concatenate(keys), np.concatenate(locs), np.concatenate(counts), p, budget)
+    k, loc, c = sort_pairs(
+        np.concatenate(keys), np.concatenate(locs), np.concatenate(counts), len(codes)
+    )
+    segs = walk(k, loc, c, p, budget)
     if segs.num_segments:
         yield segments_to_rows(segs)
+
+
+def _codes_by_hash(hashes: Sequence[int]) -> bool:
+    """Whether the locations' name hashes can serve as their codes (all distinct)."""
+    return len(set(hashes)) == len(hashes)
 
 
 def partition_count(spark: SparkSession, pairs: int, params: SieveParams) -> int:
@@ -101,6 +169,9 @@ def build_spark(
 ) -> BuiltIndex:
     """Build a Sieve index from a DataFrame of ``(key, location)`` rows.
 
+    One aggregate per location, then one shuffle of the rows (see the module
+    docstring).
+
     Args:
         spark: the session.
         relation: columns ``key`` (the column's Spark type, nulls allowed) and
@@ -115,7 +186,6 @@ def build_spark(
         UnsupportedKeyTypeError: the key type cannot be mapped.
         ValueError: a row has a null location.
     """
-    from pyspark import StorageLevel
     from pyspark.sql import functions as F
 
     parse_key_type(key_type)
@@ -124,48 +194,59 @@ def build_spark(
     rel = relation.select(
         F.col("key").alias("key"), F.col("location").cast("string").alias("location")
     )
-    agg = rel.groupBy("key", "location").agg(F.count(F.lit(1)).alias("cnt"))
-    agg = agg.persist(StorageLevel.MEMORY_AND_DISK)
-    try:
-        stats = agg.groupBy("location").agg(
-            F.sum(F.when(F.col("key").isNull(), F.col("cnt")).otherwise(F.lit(0))).alias(
-                "null_rows"
-            ),
-            F.count("key").alias("pairs"),
-            F.sum("cnt").alias("rows"),
+    per_location = (
+        rel.groupBy("location")
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.count("key").alias("keyed"),
+            F.approx_count_distinct("key").alias("distinct_keys"),
         )
-        per_location = stats.collect()
-        if any(r["location"] is None for r in per_location):
-            raise ValueError("the relation has rows with a null location")
-        names = sorted(r["location"] for r in per_location)
-        ids = {name: i for i, name in enumerate(names)}
-        nulls = {ids[r["location"]]: int(r["null_rows"]) for r in per_location if r["null_rows"]}
-        pairs = sum(int(r["pairs"]) for r in per_location)
-        rows = sum(int(r["rows"]) for r in per_location)
-        location_rows = np.zeros(len(names), np.int64)
-        for r in per_location:
-            location_rows[ids[r["location"]]] = int(r["rows"])
-        segs = SegmentSet()
-        if pairs:
-            loc_df = spark.createDataFrame(
-                [(name, i) for name, i in ids.items()], "location string, loc_id int"
-            )
-            keyed = (
-                agg.where(F.col("key").isNotNull())
-                .join(F.broadcast(loc_df), on="location")
-                .select("key", "loc_id", "cnt")
-            )
-            n_parts = partition_count(spark, pairs, p)
-            ranged = keyed.repartitionByRange(n_parts, "key").sortWithinPartitions("key", "loc_id")
-            kt, pd, share = key_type, p.to_dict(), p.budget_entries / n_parts
+        .withColumn("code", F.xxhash64("location"))
+        .collect()
+    )
+    if any(r["location"] is None for r in per_location):
+        raise ValueError("the relation has rows with a null location")
+    names = sorted(r["location"] for r in per_location)
+    ids = {name: i for i, name in enumerate(names)}
+    nulls = {
+        ids[r["location"]]: int(r["rows"]) - int(r["keyed"])
+        for r in per_location
+        if int(r["rows"]) > int(r["keyed"])
+    }
+    rows = sum(int(r["rows"]) for r in per_location)
+    keyed = sum(int(r["keyed"]) for r in per_location)
+    # distinct keys of a location never exceed its rows with a key
+    pairs = sum(min(int(r["distinct_keys"]), int(r["keyed"])) for r in per_location)
+    location_rows = np.zeros(len(names), np.int64)
+    for r in per_location:
+        location_rows[ids[r["location"]]] = int(r["rows"])
+    segs = SegmentSet()
+    if keyed:
+        with_key = rel.where(F.col("key").isNotNull())
+        hashes = [int(r["code"]) for r in per_location]
+        if _codes_by_hash(hashes):
+            code_of = {r["location"]: int(r["code"]) for r in per_location}
+            coded = with_key.select("key", F.xxhash64("location").alias("code"))
+        else:
+            code_of = dict(ids)
+            loc_df = spark.createDataFrame(list(ids.items()), "location string, code bigint")
+            coded = with_key.join(F.broadcast(loc_df), on="location").select("key", "code")
+        order = sorted(code_of, key=code_of.__getitem__)
+        codes = np.array([code_of[name] for name in order], dtype=np.int64)
+        code_ids = np.array([ids[name] for name in order], dtype=np.int32)
+        n_parts = partition_count(spark, max(pairs, 1), p)
+        pairs_df = (
+            coded.repartitionByRange(n_parts, "key")
+            .groupBy("key", "code")
+            .agg(F.count(F.lit(1)).alias("cnt"))
+        )
+        kt, pd, share = key_type, p.to_dict(), p.budget_entries / n_parts
 
-            def body(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-                return walk_partition(batches, kt, pd, share)
+        def body(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+            return walk_coded_partition(batches, kt, pd, share, codes, code_ids)
 
-            table = ranged.mapInArrow(body, SEGMENT_ROW_DDL).toArrow()
-            segs = rows_to_segments(table.cast(SEGMENT_ROW_SCHEMA) if table.num_rows else table)
-    finally:
-        agg.unpersist()
+        table = pairs_df.mapInArrow(body, SEGMENT_ROW_DDL).toArrow()
+        segs = rows_to_segments(table.cast(SEGMENT_ROW_SCHEMA) if table.num_rows else table)
     return to_built(segs, names, nulls, key_type, full, rows, location_rows)
 
 
