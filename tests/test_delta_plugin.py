@@ -127,6 +127,43 @@ def test_identify_and_timeline(delta: dict[str, Any]) -> None:
         table.snapshot("9")
 
 
+def test_timeline_is_remembered_only_while_the_log_is_unchanged(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plans ask for the latest version each time: one listing of _delta_log answers until it changes."""
+    from lakesieve.plugins.delta import timeline
+
+    path = tmp_path / "t"
+    data = pa.table({"id": pa.array([1, 2, 3], pa.int64())})
+    write_deltalake(str(path), data)
+    ref = TableRef(path=str(path), format="delta")
+    reads: list[int] = []
+    real = timeline._list_from_log
+
+    def counted(table: TableRef) -> list[Any]:
+        reads.append(1)
+        return real(table)
+
+    monkeypatch.setattr(timeline, "_list_from_log", counted)
+    assert [i.id for i in timeline.list_instants(ref)] == ["0"]
+    assert [i.id for i in timeline.list_instants(ref)] == ["0"]
+    assert len(reads) == 1
+    write_deltalake(str(path), data, mode="append")
+    line = timeline.list_instants(ref)
+    assert [i.id for i in line] == ["0", "1"] and line[1].action == "write"
+    assert len(reads) == 2
+    # a file of the log cleaned up (here: the first commit) changes the answer too
+    os.remove(path / "_delta_log" / f"{0:020d}.json")
+    assert len(reads) == 2 and timeline.log_fingerprint(ref) is not None
+    try:
+        after = [i.id for i in timeline.list_instants(ref)]
+    except Exception:  # delta-rs may refuse a log without its first commit
+        after = None
+    assert len(reads) == 3 and after != ["0", "1"]
+    # a table that is not on the local file system is never remembered
+    assert timeline.log_fingerprint(TableRef(path="s3://bucket/t", format="delta")) is None
+
+
 def test_bucketed_write_gives_one_file_per_bucket(delta: dict[str, Any]) -> None:
     table = delta["table"]
     for version in ("0", "2"):  # the create and the bucketed upsert
