@@ -133,6 +133,18 @@ def machine() -> dict[str, Any]:
             "load_average_start": [round(x, 2) for x in os.getloadavg()]}
 
 
+def _remove_table(path: Path, fmt: str) -> None:
+    """Delete a table an earlier run wrote, and its indexes where the format keeps them outside it."""
+    from lakesieve import registry
+    from lakesieve.model import TableRef
+
+    root = registry.call_optional("lakesieve_format_index_root", table=TableRef(str(path.resolve()), fmt))
+    if root and Path(root).exists() and not Path(root).resolve().is_relative_to(path.resolve()):
+        shutil.rmtree(root)
+    if path.exists():
+        shutil.rmtree(path)
+
+
 def _write_table(spark: Any, base: Any, fmt: str, path: Path, cfg: FullConfig, rows: int) -> dict[str, Any]:
     import json
 
@@ -148,8 +160,7 @@ def _write_table(spark: Any, base: Any, fmt: str, path: Path, cfg: FullConfig, r
                 return {"write_seconds": None, "reused": True}
         except ValueError:
             pass
-    if path.exists():
-        shutil.rmtree(path)
+    _remove_table(path, fmt)
     marker.unlink(missing_ok=True)
     mode = "bulk_insert" if fmt == "hudi" else "append"
     options = WriteOptions(mode=mode, record_key=("l_orderkey", "l_linenumber"), file_groups=cfg.groups,
@@ -665,6 +676,8 @@ def correctness(out: dict[str, Any]) -> dict[str, Any]:
     reads = unequal = 0
     bad: list[str] = []
     for layout, lay in out["layouts"].items():
+        if lay.get("error"):
+            bad.append(f"{layout}: the layout failed ({lay['error']})")
         for col, c in lay.get("columns", {}).items():
             for t, f in c["types"].items():
                 if f["false_negatives"]:
@@ -690,7 +703,7 @@ def targets(out: dict[str, Any]) -> list[dict[str, Any]]:
     """Where each of the issue's targets stands in this run."""
     res: list[dict[str, Any]] = []
     inter = out["layouts"].get("interleaved")
-    col = inter["columns"].get("l_orderkey") if inter else None
+    col = inter.get("columns", {}).get("l_orderkey") if inter else None
     types = col["types"] if col else {}
     if "sieve" in types and "exact" in types:
         s, e = types["sieve"], types["exact"]

@@ -454,6 +454,9 @@ def run(args: Any) -> int:
     print(text)
     if args.json_path and not (args.suite == "full" and args.from_json):
         Path(args.json_path).write_text(text)
+    if args.suite == "full" and not args.from_json and not figures.get("correctness", {}).get("ok", True):
+        _say("the run found wrong rows, false negatives or failed layouts: see 'correctness'")
+        return 1
     return 0
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import json
 from pathlib import Path
@@ -160,3 +161,18 @@ def test_tiny_full_run_has_every_figure_and_passes_its_checks(spark: Any, tmp_pa
     assert md.startswith(START) and md.rstrip().endswith(END)
     assert "End to end without a Spark job" in md
     assert len(write_charts(out, tmp_path / "charts")) == 5
+
+    # a second run in the same folder rewrites the tables (the Iceberg one is
+    # still named by the catalog beside it, at a metadata file now deleted)
+    # and drops the indexes an Iceberg table keeps outside its folder
+    from lakesieve.plugins.iceberg.catalog import index_root
+
+    table_path = tmp_path / f"full-sf{cfg.scale}" / "interleaved_iceberg"
+    stale = Path(index_root(str(table_path))) / "stale-marker"
+    stale.write_text("from the first run")
+    again = run_full(dataclasses.replace(cfg, formats=("iceberg",), index_types=("sieve",)),
+                     progress=lambda _m: None)
+    assert "error" not in again["layouts"]["interleaved"], again["layouts"]["interleaved"].get("error")
+    assert again["correctness"]["ok"], again["correctness"]
+    assert again["layouts"]["interleaved"]["formats"]["iceberg"]["reused"] is False
+    assert not stale.exists()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
+import shutil
 import time
 from pathlib import Path
 from typing import Any
@@ -262,6 +263,22 @@ def test_equality_deletes_refuse_the_table(spark: Any, tmp_path: Path) -> None:
                                  instant=None, columns=None))
     older = table.timeline()[0].id
     assert table.full_read(spark, as_of=older).count() == 10  # before the delete: readable
+
+
+def test_table_deleted_from_disk_can_be_written_again(spark: Any, tmp_path: Path) -> None:
+    """The default catalog still names a deleted table's metadata file: the next write starts afresh."""
+    path = tmp_path / "again"
+    write(path, _frame(spark, _rows(range(0, 40), "a")), format="iceberg",
+          options=WriteOptions(mode="append", table_name="again"), spark=spark)
+    write(path, _frame(spark, _rows(range(40, 50), "b")), options=WriteOptions(mode="append"),
+          spark=spark)
+    shutil.rmtree(path)
+    write(path, _frame(spark, _rows(range(100, 105), "c")), format="iceberg",
+          options=WriteOptions(mode="append", table_name="again"), spark=spark)
+    table = lakesieve.open(path)
+    assert len(table.timeline()) == 1
+    assert sorted(r.id for r in table.full_read(spark).collect()) == list(range(100, 105))
+    assert _native(path).num_rows == 5
 
 
 def test_configured_catalog(spark: Any, tmp_path: Path) -> None:

@@ -194,11 +194,16 @@ def load_for_write(
     catalog = default_catalog(path)
     ident_t = default_identifier(path)
     latest = latest_metadata_file(path)
-    if catalog.table_exists(ident_t):
-        try:
-            table: Table | None = catalog.load_table(ident_t)
-        except Exception:  # its metadata file is gone
-            table = None
+    table: Table | None = None
+    try:
+        # some pyiceberg versions answer table_exists by loading the table,
+        # which raises when the folder (and its metadata file) was deleted
+        registered = catalog.table_exists(ident_t)
+        if registered:
+            table = catalog.load_table(ident_t)
+    except Exception:  # registered, but its metadata file is gone
+        registered, table = True, None
+    if registered:
         if table is not None and latest is not None and _same_file(table.metadata_location, latest):
             return catalog, ident_t, table
         catalog.drop_table(ident_t)  # forgets the entry only; no file is deleted
