@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
 from lakesieve.indexes.sieve import build_local, load_index, parse_options, plugin
-from lakesieve.indexes.sieve.build import sort_pairs, walk_coded_partition
+from lakesieve.indexes.sieve.build import walk_coded_partition
 from lakesieve.indexes.sieve.lookup import SieveFormatError, SieveIndex
 from lakesieve.indexes.sieve.params import SieveParams
 from lakesieve.indexes.sieve.segments import (
@@ -31,6 +31,7 @@ from lakesieve.indexes.sieve.segments import (
     choose_width,
     group_keys,
     run_starts,
+    sort_pairs,
     walk,
 )
 from lakesieve.indexes.sieve.storage import expand_ranges, rows_to_segments, segments_to_rows
@@ -359,7 +360,7 @@ def test_sort_pairs_orders_by_key_then_location(triples: list[tuple[int, int, in
     keys = np.array([t[0] for t in triples], np.int64)
     locs = np.array([t[1] for t in triples], np.int32)
     counts = np.array([t[2] for t in triples], np.int64)
-    k, loc, c = sort_pairs(keys, locs, counts, 4)
+    k, loc, c = sort_pairs(keys, locs, counts)
     assert sorted(zip(k.tolist(), loc.tolist(), strict=True)) == list(
         zip(k.tolist(), loc.tolist(), strict=True)
     )

@@ -15,16 +15,14 @@ with one shuffle of the rows:
 3. These rows are range-partitioned by the column's own key
    (``repartitionByRange``), so all rows of one key land in one partition;
    ``groupBy(key, code).count()`` then runs inside each partition (the range
-   partitioning already clusters the groups: no second shuffle) and
-   ``sortWithinPartitions(key)`` orders the (key, location) pairs of each
-   partition, which holds a contiguous key range.
+   partitioning already clusters the groups: no second shuffle); each
+   partition holds the (key, location) pairs of a contiguous key range, in
+   no particular order.
 4. ``mapInArrow`` (:func:`walk_coded_partition`) maps keys to int64
-   (:func:`lakesieve.keys.map_keys_arrow`) and codes to location ids, puts
-   the pairs of each key in location-id order (one batch at a time, holding
-   back the last key of a batch, which the next may continue) and runs the
-   segmentation walk (:func:`lakesieve.indexes.sieve.segments.walk`) on
-   exactly the (key, location id, rows) triples of its key range, emitting
-   one row per segment.
+   (:func:`lakesieve.keys.map_keys_arrow`) and codes to location ids, and
+   runs the segmentation walk (:func:`lakesieve.indexes.sieve.segments.walk`,
+   which sorts the triples in numpy) on the (key, location id, rows) triples
+   of its key range, emitting one row per segment.
 5. The driver collects only those segment rows (``toArrow``), small by
    construction, and assembles the stored tables.
 
@@ -68,37 +66,6 @@ SEGMENT_ROW_DDL = (
 _MIN_PAIRS_PER_TASK = 100_000
 
 
-def _in_pair_order(keys: np.ndarray, locs: np.ndarray) -> bool:
-    """Whether (key, location id) rows are sorted by key, then location id."""
-    if len(keys) < 2:
-        return True
-    return bool(
-        np.all((keys[1:] > keys[:-1]) | ((keys[1:] == keys[:-1]) & (locs[1:] >= locs[:-1])))
-    )
-
-
-def sort_pairs(
-    keys: np.ndarray, locs: np.ndarray, counts: np.ndarray, n_locations: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(key, location id, rows) triples sorted by key, then location id.
-
-    An argsort of the keys, then, only when some key's locations are out of
-    order, a stable sort of ``key rank * n_locations + location id`` (nearly
-    sorted by then, which timsort handles in about one pass).
-    """
-    order = np.argsort(keys, kind="stable")
-    keys, locs, counts = keys[order], locs[order], counts[order]
-    if _in_pair_order(keys, locs):
-        return keys, locs, counts
-    if len(keys) * max(n_locations, 1) < 2**62:
-        rank = np.zeros(len(keys), np.int64)
-        np.cumsum(keys[1:] != keys[:-1], out=rank[1:])
-        order = np.argsort(rank * n_locations + locs, kind="stable")
-    else:  # pragma: no cover - partitions of 2**62 / n_locations pairs
-        order = np.lexsort((locs, keys))
-    return keys[order], locs[order], counts[order]
-
-
 def walk_coded_partition(
     batches: Iterator[pa.RecordBatch],
     key_type: str,
@@ -111,9 +78,8 @@ def walk_coded_partition(
 
     The partition holds every (key, code) pair of its key range once, with
     its row count, in any order. Keys are mapped, codes become location ids,
-    the triples are sorted by (key, location id) (:func:`sort_pairs`) and
-    walked, exactly as if Spark had sorted them. Memory is proportional to
-    the partition's pairs.
+    and the walk (which sorts its input, :func:`~lakesieve.indexes.sieve.segments.sort_pairs`)
+    segments the triples. Memory is proportional to the partition's pairs.
 
     Args:
         batches: Arrow batches of ``key`` (column type), ``code`` (int64) and
@@ -140,10 +106,7 @@ def walk_coded_partition(
         counts.append(np.asarray(batch.column(2), dtype=np.int64))
     if not keys:
         return
-    k, loc, c = sort_pairs(
-        np.concatenate(keys), np.concatenate(locs), np.concatenate(counts), len(codes)
-    )
-    segs = walk(k, loc, c, p, budget)
+    segs = walk(np.concatenate(keys), np.concatenate(locs), np.concatenate(counts), p, budget)
     if segs.num_segments:
         yield segments_to_rows(segs)
 
