@@ -321,9 +321,13 @@ class _ColumnRun:
 
 def _index_figures(spark: Any, relation: Any, col: str, spark_type: str, schema: Any, table_path: str,
                    types: tuple[str, ...], flat: list[BenchQuery], truth: list[frozenset[str]],
-                   locations: frozenset[str], keep: set[str], say: Callable[[str], None]
-                   ) -> tuple[dict[str, Any], dict[str, dict[str, frozenset[str] | None]], dict[str, dict[str, float]]]:
-    """Build every index type on ``col`` from the cached relation and answer the query set with each."""
+                   locations: frozenset[str], keep: set[str], say: Callable[[str], None],
+                   rows_hint: int | None = None) -> tuple[dict[str, Any], dict[str, dict[str, frozenset[str] | None]], dict[str, dict[str, float]]]:
+    """Build every index type on ``col`` from the cached relation and answer the query set with each.
+
+    Builds get what the framework's builds get: the snapshot's locations and
+    ``rows_hint`` (its metadata's row count).
+    """
     from lakesieve import registry
     from lakesieve.model import LOCATION_COLUMN, BuiltIndex
     from lakesieve.planner import LoadedIndex, evaluate
@@ -343,7 +347,8 @@ def _index_figures(spark: Any, relation: Any, col: str, spark_type: str, schema:
                                      options={}, key_type=spark_type)
         t0 = time.perf_counter()
         built = registry.call_first("lakesieve_index_build", f"index type {t!r}", index_type=t, spark=spark,
-                                    relation=rel, key_type=spark_type, params=params)
+                                    relation=rel, key_type=spark_type, params=params,
+                                    locations=sorted(locations), rows_hint=rows_hint)
         build_s = time.perf_counter() - t0
         size = _ipc_bytes(built.files)
         obj = registry.call_first("lakesieve_index_load", f"index type {t!r}", index_type=t,
@@ -421,7 +426,8 @@ def _layout_phase(spark: Any, layout: str, ptable: Any, cfg: FullConfig, say: Ca
             kinds = cfg.e2e_kinds if col == E2E_COLUMN else cfg.check_kinds
             keep = {queries[k][0].where for k in kinds if queries[k]}
             figs, sels, lookups = _index_figures(spark, relation, col, spark_type, schema, ptable.path,
-                                                 cfg.index_types, flat, truth, locations, keep, say)
+                                                 cfg.index_types, flat, truth, locations, keep, say,
+                                                 snapshot.rows_upper_bound)
             ideal = {k: _mean([len(tr) for q, tr in zip(flat, truth, strict=True) if q.kind == k]) for k in KINDS}
             for f in figs.values():
                 f["build_over_sort"] = round(f["build_seconds"] / max(sort_s, 1e-9), 2)

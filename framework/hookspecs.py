@@ -177,11 +177,20 @@ def lakesieve_index_build(
     relation: DataFrame,
     key_type: str,
     params: dict[str, Any],
+    locations: Sequence[str] | None,
+    rows_hint: int | None,
 ) -> BuiltIndex | None:
     """Build an index from ``relation``, a DataFrame of ``(key, location)`` rows.
 
     Keys repeat and may be null. The heavy work runs in Spark; never collect
     every key on the driver. The result must be small enough for the driver.
+
+    ``locations`` (every location the relation may hold, perhaps more) and
+    ``rows_hint`` (at least the relation's rows) are what the caller knows
+    from the table's metadata, or ``None``; a build may use them to skip a
+    pass over the rows but must stay correct when a row's location is not
+    among them. An implementation that has no use for them leaves them out
+    of its signature.
     """
 
 

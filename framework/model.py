@@ -103,6 +103,20 @@ class Snapshot:
         """Every location visible in this snapshot."""
         return frozenset(u.location for u in self.units)
 
+    @property
+    def rows_upper_bound(self) -> int | None:
+        """Rows in the units' base files: at least the rows a read returns.
+
+        ``None`` when a unit's count is unknown or it has log files (whose
+        inserts the count would miss). Delete files only lower the rows read.
+        """
+        total = 0
+        for unit in self.units:
+            if unit.num_records is None or unit.log_files:
+                return None
+            total += unit.num_records
+        return total
+
     def units_for(self, locations: frozenset[str] | set[str]) -> tuple[ReadUnit, ...]:
         """The read units whose location is in ``locations``."""
         return tuple(u for u in self.units if u.location in locations)

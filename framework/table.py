@@ -340,6 +340,8 @@ class Table:
             relation=relation,
             key_type=definition.key_type,
             params=definition.params,
+            locations=sorted(snapshot.locations),
+            rows_hint=snapshot.rows_upper_bound,
         )
         if not isinstance(built, BuiltIndex):
             got = built.__class__.__name__

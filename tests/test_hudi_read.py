@@ -386,6 +386,41 @@ def test_read_of_a_subset_returns_only_those_units(spark: Any, tmp_path: Path) -
         assert df.count() == expected
 
 
+def test_base_file_schema_is_inferred_once_per_session(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reads reuse how Spark types a base file (its name never gets new content)."""
+    from lakesieve.plugins.hudi import spark_read
+
+    ref = _fixture(MOR_V8, tmp_path)
+    snapshot = hudi_plugin.lakesieve_format_snapshot(table=ref, instant=None)
+    assert snapshot is not None
+    plain = [u for u in snapshot.units if not u.log_files]
+    monkeypatch.setattr(spark_read, "_FILE_SCHEMAS", {})
+    first = hudi_plugin.lakesieve_format_read(
+        table=ref, spark=spark, units=plain, instant=None, with_location=False
+    )
+    assert first is not None and len(spark_read._FILE_SCHEMAS) == 1
+    inferred: list[Any] = []
+    monkeypatch.setattr(spark.read.__class__, "parquet", _counting(spark.read.__class__.parquet, inferred))
+    again = hudi_plugin.lakesieve_format_read(
+        table=ref, spark=spark, units=plain, instant=None, with_location=False
+    )
+    assert again is not None and again.schema == first.schema
+    assert len(inferred) == 1, "only the data read, no second schema inference"
+    schema = hudi_plugin.lakesieve_format_schema(table=ref, instant=None)
+    assert schema is not None and again.columns == schema.names
+    assert sorted(map(tuple, again.collect())) == sorted(map(tuple, first.collect()))
+
+
+def _counting(fn: Any, calls: list[Any]) -> Any:
+    def wrapper(self: Any, *paths: Any, **kw: Any) -> Any:
+        calls.append(paths)
+        return fn(self, *paths, **kw)
+
+    return wrapper
+
+
 def test_read_unit_projects_columns(tmp_path: Path) -> None:
     ref = _fixture(MOR_V8, tmp_path)
     snapshot = hudi_plugin.lakesieve_format_snapshot(table=ref, instant=None)

@@ -56,7 +56,7 @@ class _SieveWithoutDelta:
     ) -> BuiltIndex | None:
         if index_type != self.name:
             return None
-        return sieve_plugin.lakesieve_index_build("sieve", spark, relation, key_type, params)
+        return sieve_plugin.lakesieve_index_build("sieve", spark, relation, key_type, params, None, None)
 
     @hookimpl
     def lakesieve_index_load(self, index_type: str, built: BuiltIndex) -> Any | None:

@@ -635,7 +635,7 @@ def test_parse_options() -> None:
 def test_hooks_answer_only_for_sieve() -> None:
     assert plugin.lakesieve_index_types() == ["sieve"]
     assert plugin.lakesieve_index_validate("zonemap", {}, "bigint") is None
-    assert plugin.lakesieve_index_build("zonemap", None, None, "bigint", {}) is None  # type: ignore[arg-type]
+    assert plugin.lakesieve_index_build("zonemap", None, None, "bigint", {}, None, None) is None  # type: ignore[arg-type]
     assert plugin.lakesieve_index_load("bloom", BuiltIndex({}, {})) is None
     assert plugin.lakesieve_index_lookup("exact", None, KeyQuery("is_null")) is None
     assert plugin.lakesieve_index_describe("exact", None) is None

@@ -55,13 +55,25 @@ def _round_trip(built: BuiltIndex) -> BuiltIndex:
     return BuiltIndex(files=files, meta=dict(built.meta))
 
 
-def _build(spark: Any, rows: list[tuple[Any, Any]], key_type: str, params: dict[str, str]) -> Any:
+def _build(
+    spark: Any,
+    rows: list[tuple[Any, Any]],
+    key_type: str,
+    params: dict[str, str],
+    locations: list[str] | None = None,
+) -> Any:
+    """Build and load; with ``locations`` the build is told them and the row count."""
     df = spark.createDataFrame(rows, f"key {key_type}, location string")
     valid = plugin.lakesieve_index_validate("sieve", params, key_type)
     assert valid is not None
-    built = plugin.lakesieve_index_build("sieve", spark, df, key_type, valid)
+    hint = None if locations is None else len(rows)
+    built = plugin.lakesieve_index_build("sieve", spark, df, key_type, valid, locations, hint)
     assert built is not None
     return plugin.lakesieve_index_load("sieve", _round_trip(built))
+
+
+def _locations(rows: list[tuple[Any, Any]]) -> list[str]:
+    return sorted({loc for _, loc in rows if loc is not None})
 
 
 def _order(v: Any) -> Any:
@@ -128,8 +140,9 @@ SAMPLES: dict[str, list[Any]] = {
 }
 
 
+@pytest.mark.parametrize("hinted", [False, True], ids=["pass", "known-locations"])
 @pytest.mark.parametrize("key_type", sorted(SAMPLES))
-def test_spark_build_matches_brute_force(sieve_spark: Any, key_type: str) -> None:
+def test_spark_build_matches_brute_force(sieve_spark: Any, key_type: str, hinted: bool) -> None:
     rng = random.Random(key_type)
     values = SAMPLES[key_type]
     locs = [f"part={i % 3}/fg-{i}" for i in range(6)]
@@ -138,7 +151,8 @@ def test_spark_build_matches_brute_force(sieve_spark: Any, key_type: str) -> Non
         v = values[min(i * len(values) // 300, len(values) - 1)] if i % 4 else rng.choice(values)
         rows.append((v, locs[(i // 37) % len(locs)] if i % 5 else rng.choice(locs)))
     rows += [(None, locs[0]), (None, locs[4])]
-    index = _build(sieve_spark, rows, key_type, {"min_run_keys": "2", "min_keys_per_block": "2"})
+    params = {"min_run_keys": "2", "min_keys_per_block": "2"}
+    index = _build(sieve_spark, rows, key_type, params, _locations(rows) if hinted else None)
     queries = [KeyQuery("is_null"), KeyQuery("range")]
     for v in values:
         queries.append(KeyQuery("points", values=(v,)))
@@ -177,7 +191,8 @@ def test_spark_build_interleaved_targets(sieve_spark: Any) -> None:
         ),
     )
     t0 = time.perf_counter()
-    built = plugin.lakesieve_index_build("sieve", sieve_spark, df, "bigint", {})
+    names = [f"fg-{g:02d}" for g in range(groups)]
+    built = plugin.lakesieve_index_build("sieve", sieve_spark, df, "bigint", {}, names, 7 * n_keys)
     elapsed = time.perf_counter() - t0
     assert built is not None
     index = plugin.lakesieve_index_load("sieve", _round_trip(built))
@@ -251,3 +266,89 @@ def test_location_hash_codes_must_be_distinct() -> None:
 
     assert _codes_by_hash([3, -5, 7])
     assert not _codes_by_hash([3, -5, 3])
+
+
+def _same_index(a: Any, b: Any, rows: list[tuple[Any, Any]], keys: range) -> None:
+    assert a.describe() == b.describe()
+    for k in keys:
+        q = KeyQuery("points", values=(k,))
+        got = a.lookup(q).locations
+        assert got == b.lookup(q).locations
+        assert got is not None and _truth(rows, q) <= got
+    assert a.lookup(KeyQuery("is_null")).locations == b.lookup(KeyQuery("is_null")).locations
+
+
+def _mixed_rows() -> tuple[list[str], list[tuple[Any, Any]]]:
+    rng = random.Random(11)
+    locs = [f"fg-{i}" for i in range(9)]
+    rows: list[tuple[Any, Any]] = [
+        (k, locs[(k // 40) % 9] if k % 7 else rng.choice(locs)) for k in range(2000)
+    ]
+    rows += [(rng.randrange(2000), rng.choice(locs)) for _ in range(300)]
+    rows += [(None, locs[3]), (None, locs[3]), (None, locs[8])]
+    return locs, rows
+
+
+def test_known_locations_build_the_same_index(
+    sieve_spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Told the locations (some without rows), the one-job build gives the pass's index."""
+    from lakesieve.indexes.sieve import build as sieve_build
+
+    answers: list[Any] = []
+    one_job = sieve_build._build_known
+
+    def spy(*args: Any) -> Any:
+        answers.append(one_job(*args))
+        return answers[-1]
+
+    monkeypatch.setattr(sieve_build, "_build_known", spy)
+    locs, rows = _mixed_rows()
+    params = {"min_run_keys": "2", "min_keys_per_block": "2"}
+    passed = _build(sieve_spark, rows, "bigint", params)
+    assert answers == []
+    known = _build(sieve_spark, rows, "bigint", params, [*locs, "fg-empty", "a-empty"])
+    assert len(answers) == 1 and answers[0] is not None
+    _same_index(known, passed, rows, range(-1, 2001, 7))
+    assert known.lookup(KeyQuery("is_null")).locations == {locs[3], locs[8]}
+    assert sorted(known.locations) == locs
+
+
+def test_known_locations_missing_one_fall_back_to_a_pass(
+    sieve_spark: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A row whose location was not given: the build notices and makes the pass."""
+    locs, rows = _mixed_rows()
+    params = {"min_run_keys": "2", "min_keys_per_block": "2"}
+    passed = _build(sieve_spark, rows, "bigint", params)
+    with caplog.at_level("INFO", logger="lakesieve.indexes.sieve.build"):
+        short = _build(sieve_spark, rows, "bigint", params, locs[:-1])
+    assert "not among the 8 given" in caplog.text
+    _same_index(short, passed, rows, range(-1, 2001, 7))
+
+
+def test_known_locations_with_hash_clash_or_null_location(
+    sieve_spark: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Names sharing a hash take the pass (same index); a null location is still refused."""
+    from lakesieve.indexes.sieve import build as sieve_build
+
+    locs, rows = _mixed_rows()
+    params = {"min_run_keys": "2", "min_keys_per_block": "2"}
+    passed = _build(sieve_spark, rows, "bigint", params)
+    monkeypatch.setattr(sieve_build, "_codes_by_hash", lambda hashes: False)
+    clashed = _build(sieve_spark, rows, "bigint", params, locs)
+    _same_index(clashed, passed, rows, range(-1, 2001, 7))
+    monkeypatch.undo()
+    with pytest.raises(ValueError, match="null location"):
+        _build(sieve_spark, [(1, None), (2, "a")], "bigint", {}, ["a"])
+
+
+def test_known_locations_nulls_only_and_empty(sieve_spark: Any) -> None:
+    index = _build(sieve_spark, [(None, "a"), (None, "b")], "string", {}, ["a", "b", "c"])
+    assert index.lookup(KeyQuery("is_null")).locations == {"a", "b"}
+    assert index.lookup(KeyQuery("range")).locations == frozenset()
+    assert index.describe()["rows"] == 2 and index.describe()["locations"] == 2
+    empty = _build(sieve_spark, [], "bigint", {}, ["a"])
+    assert empty.lookup(KeyQuery("points", values=(1,))).locations == frozenset()
+    assert empty.describe()["segments"] == 0 and empty.describe()["locations"] == 0

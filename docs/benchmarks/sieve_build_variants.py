@@ -5,8 +5,11 @@ Run from the repository root after the full suite wrote ``bench-data/tpch-sf1.0`
     .venv/bin/python docs/benchmarks/sieve_build_variants.py
 
 Prints the median seconds of each variant over 4 alternating repetitions and
-its ratio to the sort. ``current`` is the shipped ``build_spark`` (string
-locations, hashed per row to an int64 code, one shuffle); the ``int_*``
+its ratio to the sort. ``current`` is the shipped ``build_spark`` when it
+is not told the locations (a per-location pass, then string locations
+hashed per row to an int64 code, one shuffle); ``known`` is the same build
+told the 64 locations and the row count, as ``Table.build_index`` and the
+full suite do (no per-location pass); the ``int_*``
 variants run the same walk on a relation whose location is already an
 integer id, which is what the format read would have to provide.
 """
@@ -29,8 +32,9 @@ rel_str = base.select(F.col("l_orderkey").alias("key"),
                       F.concat(F.lit("00000000-0000-loc-"), F.col("bucket").cast("string"), F.lit("-0_0-0-0"))
                       .alias("location")).persist()
 rel_int = base.select(F.col("l_orderkey").alias("key"), F.col("bucket").alias("loc_id")).persist()
-rel_str.count()
+rows = rel_str.count()
 rel_int.count()
+names = [f"00000000-0000-loc-{i}-0_0-0-0" for i in range(64)]
 params = SieveParams.from_dict({})
 as_dict = params.to_dict()
 
@@ -52,6 +56,10 @@ def current() -> None:
     B.build_spark(spark, rel_str, "bigint", {})
 
 
+def known() -> None:
+    B.build_spark(spark, rel_str, "bigint", {}, names, rows)
+
+
 def int_aggregate_first() -> None:
     agg = rel_int.groupBy("key", "loc_id").agg(F.count(F.lit(1)).alias("cnt"))
     agg.repartitionByRange(2, "key").sortWithinPartitions("key", "loc_id").mapInArrow(body, B.SEGMENT_ROW_DDL).toArrow()
@@ -62,7 +70,7 @@ def int_range_first() -> None:
      .sortWithinPartitions("key", "loc_id").mapInArrow(body, B.SEGMENT_ROW_DDL).toArrow())
 
 
-variants = {"sort": sort, "current": current, "int_aggregate_first": int_aggregate_first,
+variants = {"sort": sort, "current": current, "known": known, "int_aggregate_first": int_aggregate_first,
             "int_range_first": int_range_first}
 times: dict[str, list[float]] = {k: [] for k in variants}
 for _ in range(4):

@@ -507,8 +507,14 @@ class IndexContract:
         assert isinstance(params, dict), f"validate returned {type(params).__name__}, not a dict"
         return params
 
-    def build(self, spark: Any, key_type: str, rows: list[Row], params: dict[str, Any]) -> BuiltIndex:
-        """Build the index of ``rows`` with Spark."""
+    def build(
+        self, spark: Any, key_type: str, rows: list[Row], params: dict[str, Any], hinted: bool = False
+    ) -> BuiltIndex:
+        """Build the index of ``rows`` with Spark.
+
+        ``hinted`` tells the build the locations (and one without rows) and
+        the row count, as the framework does from a table's metadata.
+        """
         frame = _frame(
             spark,
             key_type,
@@ -523,6 +529,8 @@ class IndexContract:
             relation=frame,
             key_type=key_type,
             params=params,
+            locations=sorted({loc for _, loc in rows} | {"zz-no-rows"}) if hinted else None,
+            rows_hint=len(rows) if hinted else None,
         )
         assert isinstance(built, BuiltIndex), f"build returned {type(built).__name__}"
         return built
@@ -671,7 +679,8 @@ class IndexContract:
         def run(data: st.DataObject) -> None:
             rows = self._draw_rows(data, key_type)
             queries = self._draw_queries(data, key_type, rows)
-            built = self.build(contract_spark, key_type, rows, params)
+            hinted = data.draw(st.booleans(), label="build told the locations")
+            built = self.build(contract_spark, key_type, rows, params, hinted)
             index = self.load(built)
             answers = self._check_answers(index, rows, queries, "fresh build")
 

@@ -26,6 +26,13 @@ with one shuffle of the rows:
 5. The driver collects only those segment rows (``toArrow``), small by
    construction, and assembles the stored tables.
 
+When the caller knows the locations and (an upper bound of) the rows —
+the framework takes both from the table's metadata — step 1 is skipped
+(:func:`_build_known`): ids and codes come from the names, the row count
+sizes the partitions, and rows with a null key travel with the pairs and
+are counted in the walk's tasks. A row whose location was not given, or
+two names sharing a hash, sends the build back to step 1.
+
 No step collects keys on the driver, and no step persists anything. Memory
 of one walk task is proportional to the pairs of its partition, not to its
 rows (rows are counted per pair in the JVM, spilling as Spark does).
@@ -37,12 +44,15 @@ index's ``budget_entries`` is split evenly over the partitions.
 
 from __future__ import annotations
 
+import logging
 import math
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from lakesieve.indexes.sieve.params import PARAMS, SieveParams, parse_options
 from lakesieve.indexes.sieve.segments import SegmentSet, walk
 from lakesieve.indexes.sieve.storage import (
@@ -64,6 +74,8 @@ SEGMENT_ROW_DDL = (
 )
 
 _MIN_PAIRS_PER_TASK = 100_000
+
+log = logging.getLogger(__name__)
 
 
 def walk_coded_partition(
@@ -111,6 +123,98 @@ def walk_coded_partition(
         yield segments_to_rows(segs)
 
 
+#: Spark DDL of the walk's output when the locations are known ahead: the
+#: segment rows plus, in rows of their own (segment fields null), each
+#: partition's rows with a null key per location code and any code that is
+#: not a known location's.
+KNOWN_ROW_DDL = (
+    "min_key bigint, max_key bigint, width_bits bigint, keys bigint, "
+    "block_entries array<bigint>, entry_loc array<int>, entry_count array<bigint>, "
+    "null_codes array<bigint>, null_rows array<bigint>, unknown_codes array<bigint>"
+)
+_INFO_FIELDS = ("null_codes", "null_rows", "unknown_codes")
+
+
+def _info_batch(schema: pa.Schema, null_codes: np.ndarray, null_rows: np.ndarray,
+                unknown: np.ndarray) -> pa.RecordBatch:
+    """One row carrying a partition's null-key counts and unknown codes."""
+    arrays = [pa.nulls(1, f.type) for f in schema if f.name not in _INFO_FIELDS]
+    arrays += [pa.array([null_codes.tolist()], pa.list_(pa.int64())),
+               pa.array([null_rows.tolist()], pa.list_(pa.int64())),
+               pa.array([unknown.tolist()], pa.list_(pa.int64()))]
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def walk_known_partition(
+    batches: Iterator[pa.RecordBatch],
+    key_type: str,
+    params: Mapping[str, Any],
+    budget: float | None,
+    codes: np.ndarray,
+    code_ids: np.ndarray,
+) -> Iterator[pa.RecordBatch]:
+    """The ``mapInArrow`` body of the build with known locations.
+
+    Like :func:`walk_coded_partition`, but the partition's pairs include those
+    with a null key (counted per code, not walked), and a code outside
+    ``codes`` is reported instead of walked: the driver then discards the
+    result and builds with a location pass. Yields the segment rows and at
+    most one info row (:data:`KNOWN_ROW_DDL`).
+    """
+    schema = _known_schema()
+    p = SieveParams.from_dict(params)
+    keys: list[np.ndarray] = []
+    locs: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    null_codes: list[np.ndarray] = []
+    null_rows: list[np.ndarray] = []
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        codes_in = np.asarray(batch.column(1), dtype=np.int64)
+        at = np.minimum(np.searchsorted(codes, codes_in), len(codes) - 1)
+        known = codes[at] == codes_in
+        if not known.all():
+            unknown = np.unique(codes_in[~known])
+            yield _info_batch(schema, np.zeros(0, np.int64), np.zeros(0, np.int64), unknown)
+            return
+        cnt = np.asarray(batch.column(2), dtype=np.int64)
+        key_col = batch.column(0)
+        if key_col.null_count:
+            is_null = np.asarray(key_col.is_null(), dtype=bool)
+            null_codes.append(codes_in[is_null])
+            null_rows.append(cnt[is_null])
+            keep = pa.array(~is_null)
+            key_col = key_col.filter(keep)
+            at, cnt = at[~is_null], cnt[~is_null]
+        if len(key_col) == 0:
+            continue
+        mapped = map_keys_arrow(key_col, key_type)
+        keys.append(
+            np.asarray(mapped.fill_null(0) if mapped.null_count else mapped, dtype=np.int64)
+        )
+        locs.append(code_ids[at])
+        counts.append(cnt)
+    if keys:
+        segs = walk(np.concatenate(keys), np.concatenate(locs), np.concatenate(counts), p, budget)
+        if segs.num_segments:
+            rows = segments_to_rows(segs)
+            extra = [pa.nulls(rows.num_rows, schema.field(n).type) for n in _INFO_FIELDS]
+            yield pa.RecordBatch.from_arrays([*rows.columns, *extra], schema=schema)
+    if null_codes:
+        nc, nr = np.concatenate(null_codes), np.concatenate(null_rows)
+        uniq, inv = np.unique(nc, return_inverse=True)
+        per_code = np.zeros(len(uniq), np.int64)
+        np.add.at(per_code, inv, nr)
+        yield _info_batch(schema, uniq, per_code, np.zeros(0, np.int64))
+
+
+def _known_schema() -> pa.Schema:
+    """Arrow schema of :data:`KNOWN_ROW_DDL`."""
+    extra = [pa.field(n, pa.list_(pa.int64())) for n in _INFO_FIELDS]
+    return pa.schema([*(f.with_nullable(True) for f in SEGMENT_ROW_SCHEMA), *extra])
+
+
 def _codes_by_hash(hashes: Sequence[int]) -> bool:
     """Whether the locations' name hashes can serve as their codes (all distinct)."""
     return len(set(hashes)) == len(hashes)
@@ -127,13 +231,90 @@ def partition_count(spark: SparkSession, pairs: int, params: SieveParams) -> int
     return max(1, need, useful)
 
 
+def _build_known(
+    spark: SparkSession,
+    rel: DataFrame,
+    key_type: str,
+    full: Mapping[str, Any],
+    locations: Sequence[str],
+    rows_hint: int,
+) -> BuiltIndex | None:
+    """The build when the relation's locations and about its rows are known: one job.
+
+    Names give the location ids and codes up front, ``rows_hint`` (an upper
+    estimate of the pairs) sizes the partitions, and null keys travel with
+    the pairs to be counted in the walk's tasks, so no per-location pass is
+    needed. Returns ``None`` (the caller then makes that pass) when two
+    names share a hash or a row's location is not among ``locations``.
+    """
+    from pyspark.sql import functions as F
+
+    p = SieveParams.from_dict(full)
+    names = sorted(set(locations))
+    if not names:
+        return None
+    hashed = (
+        spark.createDataFrame([(n,) for n in names], "location string")
+        .select("location", F.xxhash64("location").alias("code"))
+        .collect()
+    )
+    code_of = {r["location"]: int(r["code"]) for r in hashed}
+    if not _codes_by_hash(list(code_of.values())):
+        return None
+    ids = {name: i for i, name in enumerate(names)}
+    order = sorted(names, key=code_of.__getitem__)
+    codes = np.array([code_of[name] for name in order], dtype=np.int64)
+    code_ids = np.array([ids[name] for name in order], dtype=np.int32)
+    n_parts = partition_count(spark, max(rows_hint, 1), p)
+    pairs_df = (
+        rel.select("key", F.xxhash64("location").alias("code"))
+        .repartitionByRange(n_parts, "key")
+        .groupBy("key", "code")
+        .agg(F.count(F.lit(1)).alias("cnt"))
+    )
+    kt, pd, share = key_type, p.to_dict(), p.budget_entries / n_parts
+
+    def body(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        return walk_known_partition(batches, kt, pd, share, codes, code_ids)
+
+    table = pairs_df.mapInArrow(body, KNOWN_ROW_DDL).toArrow()
+    is_info = table.column("min_key").is_null()
+    info = table.filter(is_info)
+    if len(info.column("unknown_codes").combine_chunks().flatten()):
+        log.info("a row's location is not among the %d given: building with a location pass", len(names))
+        return None
+    seg_rows = table.filter(pc.invert(is_info)).select(SEGMENT_ROW_SCHEMA.names)
+    segs = rows_to_segments(seg_rows.cast(SEGMENT_ROW_SCHEMA) if seg_rows.num_rows else seg_rows)
+    location_rows = np.zeros(len(names), np.int64)
+    np.add.at(location_rows, segs.entry_loc.astype(np.int64), segs.entry_count)
+    null_rows = np.zeros(len(names), np.int64)
+    null_codes = np.asarray(info.column("null_codes").combine_chunks().flatten(), np.int64)
+    null_ids = code_ids[np.searchsorted(codes, null_codes)]
+    np.add.at(null_rows, null_ids, np.asarray(info.column("null_rows").combine_chunks().flatten(), np.int64))
+    location_rows += null_rows
+    keep = location_rows > 0
+    if not keep.all():  # locations without rows are not indexed, as when found by a pass
+        new_id = (np.cumsum(keep) - 1).astype(np.int32)
+        segs = replace(segs, entry_loc=new_id[segs.entry_loc])
+        names = [n for n, k in zip(names, keep, strict=True) if k]
+        null_rows, location_rows = null_rows[keep], location_rows[keep]
+    nulls = {int(i): int(c) for i, c in enumerate(null_rows) if c}
+    return to_built(segs, names, nulls, key_type, full, int(location_rows.sum()), location_rows)
+
+
 def build_spark(
-    spark: SparkSession, relation: DataFrame, key_type: str, params: Mapping[str, Any]
+    spark: SparkSession,
+    relation: DataFrame,
+    key_type: str,
+    params: Mapping[str, Any],
+    locations: Sequence[str] | None = None,
+    rows_hint: int | None = None,
 ) -> BuiltIndex:
     """Build a Sieve index from a DataFrame of ``(key, location)`` rows.
 
     One aggregate per location, then one shuffle of the rows (see the module
-    docstring).
+    docstring); with ``locations`` and ``rows_hint`` only the shuffle
+    (:func:`_build_known`), unless a row's location is not among them.
 
     Args:
         spark: the session.
@@ -141,6 +322,10 @@ def build_spark(
             ``location`` (string).
         key_type: the key column's Spark simple type string.
         params: build parameters (missing ones take their defaults).
+        locations: every location the relation may hold (extra ones are
+            fine), when the caller knows them.
+        rows_hint: about the rows of the relation (an upper bound of its
+            pairs), when the caller knows it.
 
     Returns:
         The index files and meta.
@@ -157,6 +342,10 @@ def build_spark(
     rel = relation.select(
         F.col("key").alias("key"), F.col("location").cast("string").alias("location")
     )
+    if locations is not None and rows_hint is not None:
+        built = _build_known(spark, rel, key_type, full, locations, rows_hint)
+        if built is not None:
+            return built
     per_location = (
         rel.groupBy("location")
         .agg(

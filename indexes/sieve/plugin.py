@@ -15,6 +15,8 @@ from lakesieve.indexes.sieve.params import INDEX_TYPE, parse_options
 from lakesieve.keys import parse_key_type
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
     from pyspark.sql import DataFrame, SparkSession
 
@@ -43,13 +45,15 @@ def lakesieve_index_build(
     relation: DataFrame,
     key_type: str,
     params: dict[str, Any],
+    locations: Sequence[str] | None,
+    rows_hint: int | None,
 ) -> BuiltIndex | None:
-    """Build the index with Spark from ``(key, location)`` rows."""
+    """Build the index with Spark from ``(key, location)`` rows (one pass when the hints are given)."""
     if index_type != INDEX_TYPE:
         return None
     from lakesieve.indexes.sieve.build import build_spark
 
-    return build_spark(spark, relation, key_type, params or {})
+    return build_spark(spark, relation, key_type, params or {}, locations, rows_hint)
 
 
 @hookimpl

@@ -34,6 +34,23 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 _FILE_NAME = "__lakesieve_file_name"
+#: How Spark types each sampled base file, per session: a base file is never
+#: rewritten under its name (the name carries its instant), so the answer
+#: stays true. Bounded; cleared when full.
+_FILE_SCHEMAS: dict[tuple[int, str], StructType] = {}
+_FILE_SCHEMAS_MAX = 256
+
+
+def _file_schema(spark: SparkSession, path: str) -> StructType:
+    """The schema Spark's Parquet reader gives the base file at ``path`` (inferred once per session)."""
+    key = (id(spark), path)
+    known = _FILE_SCHEMAS.get(key)
+    if known is None:
+        known = spark.read.option("recursiveFileLookup", "true").parquet(path).schema
+        if len(_FILE_SCHEMAS) >= _FILE_SCHEMAS_MAX:
+            _FILE_SCHEMAS.clear()
+        _FILE_SCHEMAS[key] = known
+    return known
 _UNIT_SCHEMA = "location string, base_file string, log_files array<string>"
 
 
@@ -65,11 +82,7 @@ def spark_schema(
 
     file_fields: dict[str, StructField] = {}
     if sample:
-        inferred = (
-            spark.read.option("recursiveFileLookup", "true")
-            .parquet(storage.join(table_path, sample))
-            .schema
-        )
+        inferred = _file_schema(spark, storage.join(table_path, sample))
         file_fields = {f.name: f for f in inferred.fields}
     fields = []
     for fld in arrow_schema:
@@ -112,9 +125,9 @@ def _read_base_files(
 
     paths = [storage.join(table_path, u.base_file) for u in units if u.base_file]
     df = spark.read.schema(schema).option("recursiveFileLookup", "true").parquet(*paths)
-    columns = [F.col(f"`{name}`") for name in schema.names]
     if not with_location:
-        return df.select(*columns)
+        return df  # the given schema's columns, in its order
+    columns = [F.col(f"`{name}`") for name in schema.names]
     names = spark.createDataFrame(
         [((u.base_file or "").rsplit("/", 1)[-1], u.location) for u in units],
         f"{_FILE_NAME} string, {LOCATION_COLUMN} string",
