@@ -208,6 +208,17 @@ def _buckets(table: Any, snapshot: Any, columns: tuple[str, ...]) -> tuple[dict[
     return loc_bucket, per_bucket
 
 
+def spark_action_floor(spark: Any, repeats: int = 5) -> float:
+    """Median seconds of the reads' aggregate over a one-row local DataFrame: what any Spark read costs.
+
+    A pruned read through Spark cannot take less than this, so ``full scan /
+    floor`` bounds the speed-up any index can show on the Spark read path.
+    """
+    one = spark.createDataFrame([(1, 1)], "l_orderkey bigint, l_linenumber int")
+    _, secs = _median_time(lambda: _agg(one), repeats)
+    return secs
+
+
 def _agg(frame: Any) -> tuple[int, int]:
     from pyspark.sql import functions as F
 
@@ -504,6 +515,7 @@ def _format_phase(spark: Any, fmt: str, layout: str, path: Path, runs: list[_Col
         res["sieve_lookup_memory"] = lookup_memory(str(path), wheres)
 
     reader = _Reader(table, spark)
+    res["spark_action_floor_seconds"] = round(spark_action_floor(spark), 4)
 
     def units_of(sel: frozenset[str] | None) -> tuple[Any, ...]:
         if sel is None:
@@ -731,8 +743,11 @@ def targets(out: dict[str, Any]) -> list[dict[str, Any]]:
                 p = c.get("sieve_product") or c["indexes"].get("sieve")
                 if p is None:
                     continue
+                floor = r.get("spark_action_floor_seconds")
+                cap = (f"; Spark's floor {floor} s per read caps any Spark read at "
+                       f"{c['full_scan_seconds'] / max(floor, 1e-9):.1f}x here" if floor else "")
                 res.append({"target": f"{fmt} interleaved {c['kind']}, Spark read: Sieve >= 10x faster than a Spark full scan and >= 5x than native statistics (read with Spark)",
-                            "measured": f"{p['speedup_vs_full']}x vs full scan, {p['speedup_vs_native']}x vs native",
+                            "measured": f"{p['speedup_vs_full']}x vs full scan, {p['speedup_vs_native']}x vs native{cap}",
                             "met": p["speedup_vs_full"] >= 10 and p["speedup_vs_native"] >= 5})
                 a = (c.get("arrow") or {}).get("lakesieve")
                 if a is None:

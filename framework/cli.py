@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 import warnings
@@ -226,35 +227,68 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
+def _query_engine(requested: str, selected_bytes: int, max_bytes: int | None) -> str:
+    """The engine a query runs on: ``auto`` reads on the driver when the selected bytes allow it."""
+    if requested != "auto":
+        return requested
+    return "arrow" if max_bytes is None or selected_bytes <= max_bytes else "spark"
+
+
+def _write_parquet_folder(tbl: Any, folder: str) -> None:
+    """Write ``tbl`` as Spark's ``mode("overwrite")`` would: ``folder`` replaced by one part file."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    if os.path.isdir(folder):
+        shutil.rmtree(folder)
+    elif os.path.exists(folder):
+        os.remove(folder)
+    os.makedirs(folder)
+    pq.write_table(tbl, os.path.join(folder, "part-00000-lakesieve.parquet"))
+
+
 def cmd_query(args: argparse.Namespace) -> int:
-    """``lakesieve query``: read the matching rows through the indexes (Spark, or Arrow on the driver)."""
+    """``lakesieve query``: read the matching rows through the indexes.
+
+    ``--engine auto`` (the default) plans first, without Spark, and reads the
+    selected locations on the driver with Arrow when they hold at most
+    ``--max-mb``; a plan the indexes could not narrow that far runs as a
+    Spark job. ``spark`` and ``arrow`` force one engine (``arrow`` refuses a
+    plan over ``--max-mb``).
+    """
     from lakesieve.table import open as open_table
 
     table = open_table(args.table, format=args.format)
-    arrow = args.engine == "arrow"
     spark = None
-    if args.refresh or not arrow:
+    if args.refresh:
         from lakesieve.session import get_spark
 
         spark = get_spark()
-    if args.refresh:
         for r in table.refresh(spark=spark):
             print(f"index {r.index}: {r.action} ({r.from_instant} -> {r.to_instant})", file=sys.stderr)
     plan = table.plan(args.where, as_of=args.as_of)
+    max_bytes = int(args.max_mb * 1024 * 1024) if args.max_mb is not None else None
+    engine = _query_engine(args.engine, sum(u.size_bytes for u in plan.units), max_bytes)
     started = time.perf_counter()
-    if arrow:
+    if engine == "arrow":
         import pyarrow.parquet as pq
 
-        max_bytes = int(args.max_mb * 1024 * 1024) if args.max_mb is not None else None
         tbl = table.read_plan_arrow(plan, max_bytes=max_bytes)
-        if args.output:
+        if args.output and args.engine == "arrow":
             pq.write_table(tbl, args.output)
+            print(f"{tbl.num_rows} rows written to {args.output}")
+        elif args.output:  # auto: the folder of part files a Spark run would have written
+            _write_parquet_folder(tbl, args.output)
             print(f"{tbl.num_rows} rows written to {args.output}")
         else:
             for row in tbl.slice(0, args.limit).to_pylist():
                 print(json.dumps(row, default=str, sort_keys=False))
     else:
-        assert spark is not None
+        if spark is None:
+            from lakesieve.session import get_spark
+
+            spark = get_spark()
         df = table.read_plan(plan, spark)
         if args.output:
             df.write.mode("overwrite").parquet(args.output)
@@ -264,9 +298,10 @@ def cmd_query(args: argparse.Namespace) -> int:
             rows_out = df.limit(args.limit).collect()
             for row in rows_out:
                 print(json.dumps(row.asDict(), default=str, sort_keys=False))
+    how = f"auto: {engine}" if args.engine == "auto" else engine
     print(
         f"read {plan.locations_selected} of {plan.locations_total} locations in "
-        f"{time.perf_counter() - started:.2f}s ({args.engine})",
+        f"{time.perf_counter() - started:.2f}s ({how})",
         file=sys.stderr,
     )
     return 0
@@ -412,10 +447,12 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--output", help="write the rows as Parquet here")
     q.add_argument("--refresh", action="store_true", help="bring the indexes up to date before planning")
     q.add_argument("--limit", type=int, default=20, help="rows to print without --output")
-    q.add_argument("--engine", choices=("spark", "arrow"), default="spark",
-                   help="spark (default) or arrow: read the selected locations on the driver, no Spark job")
+    q.add_argument("--engine", choices=("auto", "spark", "arrow"), default="auto",
+                   help="auto (default): read the selected locations on the driver with Arrow when they hold "
+                        "at most --max-mb, else run a Spark job; spark or arrow: always that engine")
     q.add_argument("--max-mb", type=float, default=1024.0,
-                   help="with --engine arrow: refuse to read more than this many MiB of selected locations")
+                   help="auto: the most MiB of selected locations read on the driver; "
+                        "arrow: refuse a query that selects more")
     q.add_argument("--format")
     q.set_defaults(func=cmd_query)
 

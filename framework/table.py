@@ -373,19 +373,56 @@ class Table:
         self._loaded[state.state_id] = obj
         return obj
 
-    def _overlay(self, definition: IndexDefinition, chain: list[IndexState]) -> DeltaOverlay:
-        key = "overlay:" + chain[-1].state_id
-        if key not in self._loaded:
-            from lakesieve.refresh import DELTA_FILE
-
-            deltas = []
-            for state in chain[1:]:
-                files = self.store.read_files(state)
-                if DELTA_FILE in files:
-                    deltas.append(files[DELTA_FILE])
-            self._loaded[key] = DeltaOverlay.from_deltas(deltas)
-        overlay: DeltaOverlay = self._loaded[key]
+    def _overlay(self, definition: IndexDefinition, chain: list[IndexState]) -> DeltaOverlay | None:
+        """The summed deltas of ``chain`` (``None`` for a base alone); raises if one is unreadable."""
+        _, overlay, problem = self._overlay_prefix(definition, chain, {s.instant for s in chain})
+        if problem is not None:
+            raise IndexCorruptError(f"index {definition.name!r}: state of instant {problem[0]} ({problem[1]})")
         return overlay
+
+    def _overlay_prefix(
+        self, definition: IndexDefinition, chain: list[IndexState], timeline: set[str]
+    ) -> tuple[list[IndexState], DeltaOverlay | None, tuple[str, str] | None]:
+        """The longest usable prefix of ``chain`` (base first), its overlay, and what cut it.
+
+        A delta whose files do not read back (missing, failing their checksum)
+        ends the prefix before it; the prefix then ends at the newest earlier
+        state whose instant is still on the table's timeline, so staleness can
+        be counted from there. The third item names the unreadable state's
+        instant and why (``None`` when the whole chain reads).
+
+        Raises:
+            IndexCorruptError: no earlier state is on the timeline.
+        """
+        from lakesieve.refresh import DELTA_FILE
+
+        if len(chain) == 1:
+            return chain, None, None
+        key = "overlay:" + chain[-1].state_id
+        if key in self._loaded:
+            return chain, self._loaded[key], None
+        deltas: list[Any] = []
+        problem: tuple[str, str] | None = None
+        end = len(chain)
+        for i, state in enumerate(chain[1:], start=1):
+            try:
+                files = self.store.read_files(state)
+            except Exception as exc:
+                problem, end = (state.instant, str(exc)), i
+                break
+            deltas.append(files.get(DELTA_FILE))
+        if problem is None:
+            overlay = DeltaOverlay.from_deltas([d for d in deltas if d is not None])
+            self._loaded[key] = overlay
+            return chain, overlay, None
+        while end > 0 and chain[end - 1].instant not in timeline:
+            end -= 1
+        if end == 0:
+            raise IndexCorruptError(
+                f"state of instant {problem[0]} ({problem[1]}), and no earlier state is on the timeline"
+            )
+        kept = [d for d in deltas[: end - 1] if d is not None]
+        return chain[:end], (DeltaOverlay.from_deltas(kept) if end > 1 else None), problem
 
     def describe_index(self, name: str) -> dict[str, Any]:
         """Type, column, instants, size and the index type's own description."""
@@ -409,8 +446,9 @@ class Table:
                 out["deltas"] = len(chain) - 1
                 out["size_bytes"] = sum(s.size_bytes for s in chain)
                 out["build_seconds"] = base.meta.get("build_seconds")
-                if len(chain) > 1:
-                    out["delta_rows"] = self._overlay(definition, chain).rows
+                overlay = self._overlay(definition, chain)
+                if overlay is not None:
+                    out["delta_rows"] = overlay.rows
                 obj = self._load(definition, base)
                 details = registry.call_optional(
                     "lakesieve_index_describe", index_type=definition.type, index=obj
@@ -496,14 +534,23 @@ class Table:
             try:
                 chain = definition.chain(state)
                 item.obj = self._load(definition, chain[0])
-                if len(chain) > 1:
-                    item.overlay = self._overlay(definition, chain)
+                usable, item.overlay, problem = self._overlay_prefix(definition, chain, timeline)
             except Exception as exc:
                 item.obj = None
                 item.error = f"unreadable: {exc}"
                 notes.append(f"index {definition.name!r} is unreadable ({exc}); not used")
                 warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
                 continue
+            if problem is not None:
+                # the states before the bad delta still hold for their own
+                # instant: use the newest of them as a stale index (exact, reads more)
+                state = usable[-1]
+                item.state = state
+                notes.append(
+                    f"index {definition.name!r}: its state of instant {problem[0]} is unreadable "
+                    f"({problem[1]}); using its state of instant {state.instant}"
+                )
+                warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
             if state.instant != inst.id:
                 try:
                     changes = registry.call_first(

@@ -153,10 +153,13 @@ def test_tiny_full_run_has_every_figure_and_passes_its_checks(spark: Any, tmp_pa
         assert arrow["lakesieve"]["equal"] and arrow["native"]["equal"]
         assert arrow["lakesieve"]["files"] == read["sieve_product"]["files"]
         assert arrow["lakesieve"]["seconds"] > 0 and arrow["full_scan_seconds"] > 0
+        assert r["spark_action_floor_seconds"] > 0
     mem = lay["formats"]["hudi"]
     assert mem["sieve_build_memory"]["python_heap_peak_bytes"] > 0
     assert "error" not in mem["sieve_lookup_memory"], mem["sieve_lookup_memory"]
     assert {t["target"].split(":")[0] for t in out["targets"]}
+    spark_rows = [t for t in out["targets"] if ", Spark read:" in t["target"]]
+    assert spark_rows and all("Spark's floor" in t["measured"] for t in spark_rows)
     md = render_markdown(out, "lakesieve bench --quick", "charts")
     assert md.startswith(START) and md.rstrip().endswith(END)
     assert "End to end without a Spark job" in md

@@ -61,6 +61,57 @@ def test_write_build_explain_query(spark: Any, cli_table: Path, tmp_path: Path, 
     assert [(r["name"], r["type"], r["column"]) for r in listed] == [("k_sieve", "sieve", "k")]
 
 
+def _printed_ids(out: str) -> list[int]:
+    return sorted(json.loads(line)["id"] for line in out.splitlines())
+
+
+@pytest.mark.parametrize("where", ["k = 5", "k BETWEEN 40 AND 60", "k >= 190", "id < 0", "k IS NULL OR k = 7"])
+def test_auto_engine_reads_like_spark(
+    spark: Any, cli_table: Path, tmp_path: Path, where: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--engine auto`` (the default) picks Arrow for a small selection, Spark past --max-mb; same rows."""
+    if not lakesieve.open(cli_table).indexes():
+        assert main(["index", "build", str(cli_table), "--column", "k", "--type", "sieve"]) == 0
+    capsys.readouterr()
+    assert main(["query", str(cli_table), "--where", where, "--limit", "100000", "--engine", "spark"]) == 0
+    forced = capsys.readouterr()
+    assert "(spark)" in forced.err
+    assert main(["query", str(cli_table), "--where", where, "--limit", "100000"]) == 0
+    auto = capsys.readouterr()
+    assert "(auto: arrow)" in auto.err
+    assert main(["query", str(cli_table), "--where", where, "--limit", "100000", "--max-mb", "0"]) == 0
+    big = capsys.readouterr()
+    plan = lakesieve.open(cli_table).plan(where)
+    assert ("(auto: spark)" if plan.units else "(auto: arrow)") in big.err
+    assert _printed_ids(auto.out) == _printed_ids(forced.out) == _printed_ids(big.out)
+    dest = tmp_path / "out"
+    dest.mkdir()
+    (dest / "stale.parquet").write_bytes(b"left from an earlier run")
+    assert main(["query", str(cli_table), "--where", where, "--output", str(dest)]) == 0
+    assert "(auto: arrow)" in capsys.readouterr().err
+    assert not (dest / "stale.parquet").exists(), "the output folder is replaced, as Spark's overwrite does"
+    got = sorted(r["id"] for r in spark.read.parquet(str(dest)).collect())
+    assert got == _printed_ids(forced.out)
+
+
+def test_auto_engine_needs_no_spark_for_a_selective_query(cli_table: Path) -> None:
+    """A selective query from the command line plans and reads without starting Spark."""
+    if not lakesieve.open(cli_table).indexes():
+        assert main(["index", "build", str(cli_table), "--column", "k", "--type", "sieve"]) == 0
+    code = (
+        "import sys\n"
+        "from lakesieve.cli import main\n"
+        f"rc = main(['query', {str(cli_table)!r}, '--where', 'k = 5'])\n"
+        "from lakesieve import session\n"
+        "assert session._session is None, 'a Spark session was started'\n"
+        "sys.exit(rc)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert _printed_ids(proc.stdout) == [15, 16, 17]
+    assert "(auto: arrow)" in proc.stderr
+
+
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [

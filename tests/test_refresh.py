@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from lakesieve import refresh as refresh_mod
 from lakesieve.errors import LakesieveError
 from lakesieve.planner import LakesieveWarning
@@ -170,7 +172,9 @@ def test_index_older_than_the_timeline_is_rebuilt(spark: Any, table: Table, tmp_
     _check_every_instant(spark, foreign, ("k = 5", "k between 10 and 20"))
 
 
-def test_corrupt_delta_falls_back_to_full_scan(spark: Any, table: Table) -> None:
+def test_corrupt_delta_falls_back_to_the_state_before_it(spark: Any, table: Table) -> None:
+    """An unreadable delta: the index answers as of its previous state, stale but exact."""
+    base = table.index("k_exact").latest()
     write_rows(spark, Path(table.path), make_rows(range(600, 640), 8), mode="upsert")
     table.refresh("k_exact", spark=spark)
     head = table.index("k_exact").latest()
@@ -181,10 +185,107 @@ def test_corrupt_delta_falls_back_to_full_scan(spark: Any, table: Table) -> None
         warnings.simplefilter("always")
         plan = fresh.plan("k = 205")
     exact = next(i for i in plan.indexes if i.definition.name == "k_exact")
-    assert not exact.usable and "checksum" in exact.error
-    assert any("unreadable" in str(w.message) for w in caught)
-    assert true_locations(fresh, "k = 205", rows_by_location(fresh)) <= {u.location for u in plan.units}
+    assert exact.usable and exact.state is not None and exact.state.instant == base.instant
+    assert exact.overlay is None
+    assert exact.added_for_staleness, "the locations the later commit touched are added"
+    assert any("unreadable" in str(w.message) and "checksum" in str(w.message) for w in caught)
+    explained = fresh.explain("k = 205")
+    assert any("unreadable" in w for w in explained["warnings"])
+    for where in ("k = 205", "k = 206", "k >= 200", "k < 3"):
+        plan = fresh.plan(where)
+        assert true_locations(fresh, where, rows_by_location(fresh)) <= {u.location for u in plan.units}
     assert sorted_rows(fresh.read(spark, "k = 205")) == sorted_rows(fresh.full_read(spark, "k = 205"))
+    assert sorted_rows(fresh.read(spark, "k >= 200")) == sorted_rows(fresh.full_read(spark, "k >= 200"))
+
+
+def test_corrupt_middle_delta_keeps_the_states_before_it(spark: Any, table: Table) -> None:
+    """Base, delta 1, delta 2 (unreadable), delta 3: lookups use base + delta 1, stale from its instant."""
+    policy = RefreshPolicy(max_deltas=10, max_delta_rows=10**9)
+    states = []
+    for i, keys in enumerate((range(600, 620), range(700, 720), range(800, 820))):
+        write_rows(spark, Path(table.path), make_rows(keys, 9 + i), mode="upsert")
+        table.refresh("k_sieve", spark=spark, policy=policy)
+        states.append(table.index("k_sieve").latest())
+    assert all(s.is_delta for s in states)
+    (table.store.root / states[1].files[0].path).unlink()
+    fresh = open_table(table.path)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plan = fresh.plan("k = 201")
+    item = next(i for i in plan.indexes if i.definition.name == "k_sieve")
+    assert item.usable and item.state is not None and item.state.instant == states[0].instant
+    assert item.overlay is not None, "delta 1 still applies"
+    assert any(states[1].instant in str(w.message) for w in caught)
+    by_loc = rows_by_location(fresh)
+    # ids 600-619, 700-719, 800-819 are new rows with k 200-206, 233-239, 266-273
+    for where in ("k = 201", "k = 235", "k = 270", "k between 204 and 268", "k = 5"):
+        assert true_locations(fresh, where, by_loc) <= {u.location for u in fresh.plan(where).units}, where
+    assert sorted_rows(fresh.read(spark, "k = 235")) == sorted_rows(fresh.full_read(spark, "k = 235"))
+    # as of delta 1's own instant the index is not stale at all
+    early = fresh.plan("k = 201", as_of=states[0].instant)
+    item = next(i for i in early.indexes if i.definition.name == "k_sieve")
+    assert item.usable and not item.added_for_staleness
+
+
+def test_corrupt_base_still_disables_the_index(spark: Any, table: Table) -> None:
+    write_rows(spark, Path(table.path), make_rows(range(600, 640), 8), mode="upsert")
+    table.refresh("k_exact", spark=spark)
+    chain = table.index("k_exact").chain(table.index("k_exact").latest())
+    (table.store.root / chain[0].files[0].path).write_bytes(b"not arrow")
+    fresh = open_table(table.path)
+    with warnings.catch_warnings(record=True):
+        warnings.simplefilter("always")
+        plan = fresh.plan("k = 205")
+    exact = next(i for i in plan.indexes if i.definition.name == "k_exact")
+    assert not exact.usable and "unreadable" in exact.error
+    assert sorted_rows(fresh.read(spark, "k = 205")) == sorted_rows(fresh.full_read(spark, "k = 205"))
+
+
+@pytest.fixture(scope="module")
+def chained(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A table with four index types refreshed over four commits (chains of deltas), and its truth."""
+    path = tmp_path_factory.mktemp("chained") / "t"
+    write_rows(spark, path, make_rows(range(0, 600), 1), mode="bulk_insert", file_groups=6)
+    t = open_table(path)
+    for typ in TYPES:
+        t.build_index("k", type=typ, spark=spark)
+    policy = RefreshPolicy(max_deltas=10, max_delta_rows=10**9)
+    commits = (("upsert", range(600, 630)), ("delete", range(0, 60, 7)), ("upsert", range(100, 140)),
+               ("upsert", range(700, 720)))
+    for i, (mode, keys) in enumerate(commits):
+        write_rows(spark, path, make_rows(keys, 20 + i, version=i + 1), mode=mode)
+        t.refresh(spark=spark, policy=policy)
+    truth = {inst.id: rows_by_location(t, inst.id) for inst in t.timeline()}
+    return {"path": path, "truth": truth}
+
+
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_damaged_index_files_never_lose_rows(
+    chained: dict[str, Any], tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+) -> None:
+    """Any index files garbled, cut short or deleted: at every instant the plans still cover the truth."""
+    work = tmp_path_factory.mktemp("damaged") / "t"
+    shutil.copytree(chained["path"], work)
+    files = sorted(str(p.relative_to(work)) for p in (work / ".lakesieve" / "data").rglob("*") if p.is_file())
+    victims = data.draw(st.lists(st.sampled_from(files), min_size=1, max_size=4, unique=True), label="files")
+    for rel in victims:
+        target = work / rel
+        how = data.draw(st.sampled_from(["garbage", "truncate", "delete"]), label=rel)
+        if how == "garbage":
+            target.write_bytes(b"ARROW1" + bytes(range(256)))
+        elif how == "truncate":
+            target.write_bytes(target.read_bytes()[: max(0, target.stat().st_size // 2)])
+        else:
+            target.unlink()
+    table = open_table(work)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for inst_id, by_loc in chained["truth"].items():
+            for where in QUERIES:
+                truth = true_locations(table, where, by_loc)
+                selected = {u.location for u in table.plan(where, as_of=inst_id).units}
+                assert truth <= selected, (victims, inst_id, where, truth - selected)
 
 
 def test_racing_refresh_commits_once(spark: Any, table: Table, monkeypatch: pytest.MonkeyPatch) -> None:
