@@ -231,6 +231,25 @@ def partition_count(spark: SparkSession, pairs: int, params: SieveParams) -> int
     return max(1, need, useful)
 
 
+def _code_arrays(code_of: Mapping[str, int], ids: Mapping[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Location codes in ascending order and the location id of each (what the walk bodies look up)."""
+    order = sorted(code_of, key=code_of.__getitem__)
+    codes = np.array([code_of[name] for name in order], dtype=np.int64)
+    code_ids = np.array([ids[name] for name in order], dtype=np.int32)
+    return codes, code_ids
+
+
+def _pair_counts(coded: DataFrame, n_parts: int) -> DataFrame:
+    """``(key, code, cnt)``: rows counted per pair inside ``n_parts`` key ranges (one shuffle)."""
+    from pyspark.sql import functions as F
+
+    return (
+        coded.repartitionByRange(n_parts, "key")
+        .groupBy("key", "code")
+        .agg(F.count(F.lit(1)).alias("cnt"))
+    )
+
+
 def _build_known(
     spark: SparkSession,
     rel: DataFrame,
@@ -261,17 +280,9 @@ def _build_known(
     code_of = {r["location"]: int(r["code"]) for r in hashed}
     if not _codes_by_hash(list(code_of.values())):
         return None
-    ids = {name: i for i, name in enumerate(names)}
-    order = sorted(names, key=code_of.__getitem__)
-    codes = np.array([code_of[name] for name in order], dtype=np.int64)
-    code_ids = np.array([ids[name] for name in order], dtype=np.int32)
+    codes, code_ids = _code_arrays(code_of, {name: i for i, name in enumerate(names)})
     n_parts = partition_count(spark, max(rows_hint, 1), p)
-    pairs_df = (
-        rel.select("key", F.xxhash64("location").alias("code"))
-        .repartitionByRange(n_parts, "key")
-        .groupBy("key", "code")
-        .agg(F.count(F.lit(1)).alias("cnt"))
-    )
+    pairs_df = _pair_counts(rel.select("key", F.xxhash64("location").alias("code")), n_parts)
     kt, pd, share = key_type, p.to_dict(), p.budget_entries / n_parts
 
     def body(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -383,15 +394,9 @@ def build_spark(
             code_of = dict(ids)
             loc_df = spark.createDataFrame(list(ids.items()), "location string, code bigint")
             coded = with_key.join(F.broadcast(loc_df), on="location").select("key", "code")
-        order = sorted(code_of, key=code_of.__getitem__)
-        codes = np.array([code_of[name] for name in order], dtype=np.int64)
-        code_ids = np.array([ids[name] for name in order], dtype=np.int32)
+        codes, code_ids = _code_arrays(code_of, ids)
         n_parts = partition_count(spark, max(pairs, 1), p)
-        pairs_df = (
-            coded.repartitionByRange(n_parts, "key")
-            .groupBy("key", "code")
-            .agg(F.count(F.lit(1)).alias("cnt"))
-        )
+        pairs_df = _pair_counts(coded, n_parts)
         kt, pd, share = key_type, p.to_dict(), p.budget_entries / n_parts
 
         def body(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
