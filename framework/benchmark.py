@@ -437,6 +437,9 @@ def run(args: Any) -> int:
                 raise LakesieveError(f"--from-json {args.from_json!r} is not a readable figures file: {exc}") from exc
             if figures.get("suite") != "full":
                 raise LakesieveError(f"--from-json {args.from_json!r} holds no full-suite figures")
+            from lakesieve.bench_full import targets
+
+            figures["targets"] = targets(figures)  # derived: stated as this version states them
         else:
             figures = run_full(_full_config(args), checkpoint=partial)
             figures["command"] = command_line(args)

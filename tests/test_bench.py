@@ -159,11 +159,25 @@ def test_tiny_full_run_has_every_figure_and_passes_its_checks(spark: Any, tmp_pa
     assert "error" not in mem["sieve_lookup_memory"], mem["sieve_lookup_memory"]
     assert {t["target"].split(":")[0] for t in out["targets"]}
     spark_rows = [t for t in out["targets"] if ", Spark read:" in t["target"]]
-    assert spark_rows and all("Spark's floor" in t["measured"] for t in spark_rows)
+    assert spark_rows and all("one-row Spark aggregate" in t["measured"] for t in spark_rows)
     md = render_markdown(out, "lakesieve bench --quick", "charts")
     assert md.startswith(START) and md.rstrip().endswith(END)
     assert "End to end without a Spark job" in md
     assert len(write_charts(out, tmp_path / "charts")) == 5
+
+    # --from-json redraws from saved figures and states the targets anew
+    from lakesieve.cli import main as cli_main
+
+    saved = tmp_path / "figures.json"
+    saved.write_text(json.dumps({**out, "command": "lakesieve bench --quick",
+                                 "targets": [{"target": "stale", "measured": "old words", "met": True}]}))
+    page = tmp_path / "page.md"
+    page.write_text(f"# title\n\n{START}\nold\n{END}\n")
+    assert cli_main(["bench", "--from-json", str(saved), "--write-markdown", str(page),
+                     "--charts", str(tmp_path / "redrawn")]) == 0
+    redrawn = page.read_text()
+    assert "old words" not in redrawn and "one-row Spark aggregate" in redrawn
+    assert redrawn.startswith("# title") and len(list((tmp_path / "redrawn").glob("*.png"))) == 5
 
     # a second run in the same folder rewrites the tables (the Iceberg one is
     # still named by the catalog beside it, at a metadata file now deleted)
