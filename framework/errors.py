@@ -66,3 +66,7 @@ class InstantNotFoundError(LakesieveError):
 
 class WriteError(LakesieveError):
     """A table write was refused (bad mode, missing record key, schema mismatch...)."""
+
+
+class IndexBuildError(LakesieveError):
+    """The Spark job that builds an index failed (the index log is left as it was)."""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from lakesieve import registry
 from lakesieve.errors import (
+    IndexBuildError,
     IndexCorruptError,
     IndexNotFoundError,
     InstantNotFoundError,
@@ -329,20 +330,29 @@ class Table:
             instant=inst.id,
             with_location=True,
         )
+        from lakesieve.job_errors import is_spark_failure, summarize
         from pyspark.sql import functions as F
 
         relation = frame.select(F.col(definition.column).alias("key"), F.col(LOCATION_COLUMN).alias("location"))
-        built = registry.call_first(
-            "lakesieve_index_build",
-            f"index type {definition.type!r}",
-            index_type=definition.type,
-            spark=spark,
-            relation=relation,
-            key_type=definition.key_type,
-            params=definition.params,
-            locations=sorted(snapshot.locations),
-            rows_hint=snapshot.rows_upper_bound,
-        )
+        try:
+            built = registry.call_first(
+                "lakesieve_index_build",
+                f"index type {definition.type!r}",
+                index_type=definition.type,
+                spark=spark,
+                relation=relation,
+                key_type=definition.key_type,
+                params=definition.params,
+                locations=sorted(snapshot.locations),
+                rows_hint=snapshot.rows_upper_bound,
+            )
+        except Exception as exc:
+            if not is_spark_failure(exc):
+                raise
+            raise IndexBuildError(
+                f"index {definition.name!r} ({definition.type} on {definition.column}) of table {self.path}: "
+                f"the build's Spark job failed: {summarize(exc)}"
+            ) from exc
         if not isinstance(built, BuiltIndex):
             got = built.__class__.__name__
             raise LakesieveError(f"index type {definition.type!r} returned {got} from build, not BuiltIndex")
