@@ -450,7 +450,7 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--engine", choices=("auto", "spark", "arrow"), default="auto",
                    help="auto (default): read the selected locations on the driver with Arrow when they hold "
                         "at most --max-mb, else run a Spark job; spark or arrow: always that engine")
-    q.add_argument("--max-mb", type=float, default=1024.0,
+    q.add_argument("--max-mb", type=float, default=256.0,
                    help="auto: the most MiB of selected locations read on the driver; "
                         "arrow: refuse a query that selects more")
     q.add_argument("--format")
