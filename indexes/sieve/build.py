@@ -102,25 +102,40 @@ def walk_coded_partition(
         codes: the location codes, increasing (int64).
         code_ids: the location id of each code (int32).
     """
-    p = SieveParams.from_dict(params)
     keys: list[np.ndarray] = []
     locs: list[np.ndarray] = []
     counts: list[np.ndarray] = []
     for batch in batches:
         if batch.num_rows == 0:
             continue
-        mapped = map_keys_arrow(batch.column(0), key_type)
-        keys.append(
-            np.asarray(mapped.fill_null(0) if mapped.null_count else mapped, dtype=np.int64)
-        )
+        keys.append(_mapped_keys(batch.column(0), key_type))
         codes_in = np.asarray(batch.column(1), dtype=np.int64)
         locs.append(code_ids[np.searchsorted(codes, codes_in)])
         counts.append(np.asarray(batch.column(2), dtype=np.int64))
+    rows = _segment_rows(keys, locs, counts, params, budget)
+    if rows is not None:
+        yield rows
+
+
+def _mapped_keys(key_col: pa.Array, key_type: str) -> np.ndarray:
+    """A batch's keys as int64 by the order-preserving mapping (the callers drop null keys first)."""
+    mapped = map_keys_arrow(key_col, key_type)
+    return np.asarray(mapped.fill_null(0) if mapped.null_count else mapped, dtype=np.int64)
+
+
+def _segment_rows(
+    keys: list[np.ndarray],
+    locs: list[np.ndarray],
+    counts: list[np.ndarray],
+    params: Mapping[str, Any],
+    budget: float | None,
+) -> pa.RecordBatch | None:
+    """Walk one partition's (key, location id, count) triples into segment rows (``None``: no segment)."""
     if not keys:
-        return
-    segs = walk(np.concatenate(keys), np.concatenate(locs), np.concatenate(counts), p, budget)
-    if segs.num_segments:
-        yield segments_to_rows(segs)
+        return None
+    segs = walk(np.concatenate(keys), np.concatenate(locs), np.concatenate(counts),
+                SieveParams.from_dict(params), budget)
+    return segments_to_rows(segs) if segs.num_segments else None
 
 
 #: Spark DDL of the walk's output when the locations are known ahead: the
@@ -162,7 +177,6 @@ def walk_known_partition(
     most one info row (:data:`KNOWN_ROW_DDL`).
     """
     schema = _known_schema()
-    p = SieveParams.from_dict(params)
     keys: list[np.ndarray] = []
     locs: list[np.ndarray] = []
     counts: list[np.ndarray] = []
@@ -189,18 +203,13 @@ def walk_known_partition(
             at, cnt = at[~is_null], cnt[~is_null]
         if len(key_col) == 0:
             continue
-        mapped = map_keys_arrow(key_col, key_type)
-        keys.append(
-            np.asarray(mapped.fill_null(0) if mapped.null_count else mapped, dtype=np.int64)
-        )
+        keys.append(_mapped_keys(key_col, key_type))
         locs.append(code_ids[at])
         counts.append(cnt)
-    if keys:
-        segs = walk(np.concatenate(keys), np.concatenate(locs), np.concatenate(counts), p, budget)
-        if segs.num_segments:
-            rows = segments_to_rows(segs)
-            extra = [pa.nulls(rows.num_rows, schema.field(n).type) for n in _INFO_FIELDS]
-            yield pa.RecordBatch.from_arrays([*rows.columns, *extra], schema=schema)
+    rows = _segment_rows(keys, locs, counts, params, budget)
+    if rows is not None:
+        extra = [pa.nulls(rows.num_rows, schema.field(n).type) for n in _INFO_FIELDS]
+        yield pa.RecordBatch.from_arrays([*rows.columns, *extra], schema=schema)
     if null_codes:
         nc, nr = np.concatenate(null_codes), np.concatenate(null_rows)
         uniq, inv = np.unique(nc, return_inverse=True)

@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from pyspark.sql.types import StructType
 
 _FILE_NAME = "__lakesieve_file_name"
+_UNIT_SCHEMA = "location string, base_file string, log_files array<string>"
 #: How Spark types each sampled base file, per session: a base file is never
 #: rewritten under its name (the name carries its instant), so the answer
 #: stays true. Bounded; cleared when full.
@@ -51,7 +52,6 @@ def _file_schema(spark: SparkSession, path: str) -> StructType:
             _FILE_SCHEMAS.clear()
         _FILE_SCHEMAS[key] = known
     return known
-_UNIT_SCHEMA = "location string, base_file string, log_files array<string>"
 
 
 def _base_instant(unit: ReadUnit) -> str:
