@@ -1,0 +1,152 @@
+"""Differential suite: every lakesieve read path against Spark SQL over the format's own reader.
+
+Each example draws a small table of adversarial values laid out over a few
+locations (:mod:`tests.differential.data`), writes it with the format's own
+writer, builds every index type on one column and one more index on another,
+sometimes changes the table afterwards (append, delete, upsert) and
+sometimes refreshes the indexes; then checks a batch of predicate texts
+(:mod:`tests.differential.predicates`) against the oracle: Spark SQL
+evaluating the same text over the native full read held in memory
+(:mod:`tests.differential.check`). One table per example, many predicates
+per table: writing and indexing is the expensive part.
+
+In the default run a small, derandomised share runs (profile
+``differential-ci``). For a long run::
+
+    LAKESIEVE_HYPOTHESIS_PROFILE=long .venv/bin/python -m pytest tests/test_differential.py \\
+        -s --hypothesis-show-statistics --hypothesis-seed=12345
+
+(profile ``differential-long``: 100 tables per format, 40 predicates each;
+``LAKESIEVE_DIFF_EXAMPLES`` and ``LAKESIEVE_DIFF_PREDICATES`` override the
+counts of either profile). A failure is shrunk to a minimal table and
+predicate; the assertion message names the read path and the rows.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, Phase, event, given, settings
+from hypothesis import strategies as st
+
+from .differential.check import INDEX_TYPES, Case, Tally
+from .differential.data import VALUE_COLUMNS, table_specs
+from .differential.formats import FORMATS
+from .differential.predicates import predicates
+
+pytestmark = pytest.mark.spark
+
+# CI: a fixed draw (derandomised) and no shrinking (each shrink step writes and indexes a table;
+# the failure message already names the table and the predicate)
+settings.register_profile(
+    "differential-ci",
+    max_examples=1,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    phases=[Phase.explicit, Phase.generate],
+    suppress_health_check=list(HealthCheck),
+)
+settings.register_profile(
+    "differential-long",
+    max_examples=100,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+PROFILE = (
+    "differential-long"
+    if os.environ.get("LAKESIEVE_HYPOTHESIS_PROFILE") == "long"
+    else "differential-ci"
+)
+EXAMPLES = (
+    int(os.environ.get("LAKESIEVE_DIFF_EXAMPLES", "0"))
+    or settings.get_profile(PROFILE).max_examples
+)
+PREDICATES = int(os.environ.get("LAKESIEVE_DIFF_PREDICATES", "0")) or (
+    40 if PROFILE == "differential-long" else 16
+)
+
+TALLIES: dict[str, Tally] = {}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _quiet_and_report() -> Any:
+    """Silence Spark's logging of refused queries; print the refusal counts at the end."""
+    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
+    yield
+    for fmt, t in sorted(TALLIES.items()):
+        rate = t.lakesieve_only_refused / max(t.checked - t.spark_refused, 1)
+        print(
+            f"\n{fmt}: {t.checked} predicates, Spark refused {t.spark_refused}, lakesieve alone "
+            f"refused {t.lakesieve_only_refused} ({rate:.0%} of those Spark accepts), "
+            f"{t.matched_rows} matching rows"
+        )
+        for line in t.refusals[:5]:
+            print(f"    refused: {line}")
+
+
+def draw_indexes(data: st.DataObject) -> list[tuple[str, str]]:
+    """Every index type on one column, one more index on another column."""
+    first, second = data.draw(
+        st.lists(st.sampled_from(VALUE_COLUMNS), min_size=2, max_size=2, unique=True)
+    )
+    return [*((first, t) for t in INDEX_TYPES), (second, data.draw(st.sampled_from(INDEX_TYPES)))]
+
+
+def run_case(
+    spark: Any,
+    fmt: str,
+    data: st.DataObject,
+    n_predicates: int,
+    stop_at_first: bool = True,
+    data_source: bool = True,
+) -> list[Any]:
+    """Draw one table and ``n_predicates`` predicates; return (or raise on) the disagreements."""
+    spec = data.draw(table_specs(), label="table")
+    indexes = draw_indexes(data)
+    indexed = sorted({c for c, _ in indexes})
+    values: dict[str, list[Any]] = {}
+    for row in [*spec.rows, *(r for m in spec.mutations for r in m.rows)]:
+        for c in VALUE_COLUMNS:
+            values.setdefault(c, []).append(row[c])
+    # indexed columns are tested three times as often as the others
+    columns = [*indexed, *indexed, *VALUE_COLUMNS]
+    found: list[Any] = []
+    with tempfile.TemporaryDirectory(prefix=f"diff-{fmt}-") as root:
+        case = Case(spark, fmt, Path(root), spec, indexes)
+        try:
+            for _ in range(n_predicates):
+                where = data.draw(predicates(values, columns), label="where")
+                failures = case.check(where, data_source=data_source)
+                if failures and stop_at_first:
+                    raise AssertionError(
+                        f"{case.describe()}\n" + "\n".join(str(f) for f in failures)
+                    )
+                found += [(case.describe(), f) for f in failures]
+        finally:
+            case.close()
+            total = TALLIES.setdefault(fmt, Tally())
+            for name in ("checked", "spark_refused", "lakesieve_only_refused", "matched_rows"):
+                setattr(total, name, getattr(total, name) + getattr(case.tally, name))
+            total.refusals += case.tally.refusals
+            event(
+                f"lakesieve alone refused {min(case.tally.lakesieve_only_refused, 5)}+ predicates"
+            )
+    return found
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_pruned_reads_equal_spark_sql_over_the_native_reader(spark: Any, fmt: str) -> None:
+    """read_arrow, Table.read, the data source and explain agree with Spark SQL."""
+
+    @settings(settings.get_profile(PROFILE), max_examples=EXAMPLES)
+    @given(data=st.data())
+    def run(data: st.DataObject) -> None:
+        run_case(spark, fmt, data, PREDICATES)
+
+    run()
