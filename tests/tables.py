@@ -1,22 +1,25 @@
 """Helpers that build small Hudi tables with our writer and check pruned reads.
 
-Shared by the end-to-end, CLI and data-source tests.
+Shared by the end-to-end, CLI and data-source tests. The expectations they
+compute never go through lakesieve: rows come from hudi-rs, a row's location
+from hudi-rs's meta columns, and which rows match a predicate from Spark SQL
+evaluating the predicate text over those rows held in memory.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import random
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-from lakesieve import registry
 from lakesieve.model import WriteOptions
-from lakesieve.predicate import bind, to_arrow
 from lakesieve.table import Table, write
 
+LOC = "__location"
 WORDS = ["amber", "birch", "cedar", "delta", "ember", "fjord", "grove", "heath", "iris", "juniper"]
 
 
@@ -52,30 +55,117 @@ def write_rows(spark: Any, path: Path, rows: list[dict[str, Any]], **kw: Any) ->
     return write(path, df_of(spark, rows), format="hudi", options=WriteOptions(**kw), spark=spark).id
 
 
+def hudi_rs_rows(path: str | Path, as_of: str | None = None) -> pa.Table:
+    """The snapshot of the Hudi table at ``path`` as hudi-rs reads it (meta columns included).
+
+    ``as_of`` is an instant time (latest when ``None``). No lakesieve code runs.
+    """
+    from hudi import HudiReadOptions, HudiTableBuilder
+
+    table = HudiTableBuilder.from_base_uri(str(path)).build()
+    options = HudiReadOptions().with_as_of_timestamp(as_of) if as_of else None
+    batches = table.read(options)
+    if not batches:
+        return pa.table({})
+    return plain_types(pa.Table.from_batches(batches))
+
+
+def plain_types(table: pa.Table) -> pa.Table:
+    """``table`` with large strings and string views as plain strings (what Spark takes from Arrow)."""
+    fields = [
+        pa.field(f.name, pa.string()) if pa.types.is_large_string(f.type) or pa.types.is_string_view(f.type) else f
+        for f in table.schema
+    ]
+    return table.cast(pa.schema(fields))
+
+
+def hudi_location(partition_path: str | None, file_name: str) -> str:
+    """A row's location from hudi-rs's meta columns: ``<partition path>/<file id>`` (file id alone unpartitioned).
+
+    The file id is what a base file's name starts with (``<fileId>_<token>_<instant>.parquet``)
+    and what a log block's records carry as their file name.
+    """
+    file_id = file_name.split("_", 1)[0]
+    part = (partition_path or "").strip("/")
+    return f"{part}/{file_id}" if part else file_id
+
+
 def rows_by_location(table: Table, as_of: str | None = None) -> dict[str, pa.Table]:
-    """Every location's rows at an instant, read unit by unit without Spark."""
-    inst = table.resolve_instant(as_of)
-    snapshot = table.snapshot(as_of)
+    """Every location's rows at an instant, read by the format's own reader (not by lakesieve's).
+
+    Hudi: hudi-rs at ``as_of``, locations from its meta columns. Delta and Iceberg
+    (latest version only): every live data file in delta-rs's or pyiceberg's file
+    list, read by pyarrow.
+    """
+    if table.format != "hudi":
+        from tests.differential.formats import data_files
+
+        assert as_of is None, "Delta and Iceberg rows by location are read at the latest version only"
+        return {loc: plain_types(t) for loc, t in data_files(table.format, Path(table.path)) if t.num_rows}
+    return hudi_rs_rows_by_location(table.path, as_of)
+
+
+def hudi_rs_rows_by_location(path: str | Path, as_of: str | None = None) -> dict[str, pa.Table]:
+    """Every file group's rows at ``as_of`` as hudi-rs reads them, one file slice at a time.
+
+    The location of a file group is ``<partition path>/<file id>`` (the file id
+    alone when unpartitioned); the meta columns are dropped.
+    """
+    from hudi import HudiReadOptions, HudiTableBuilder
+
+    table = HudiTableBuilder.from_base_uri(str(path)).build()
+    options = HudiReadOptions().with_as_of_timestamp(as_of) if as_of else HudiReadOptions()
+    reader = table.create_file_group_reader_with_options(options)
     out: dict[str, pa.Table] = {}
-    for unit in snapshot.units:
-        batches = list(
-            registry.call_first(
-                "lakesieve_format_read_unit", "test", table=table.ref, unit=unit,
-                instant=inst.id if inst else None, columns=None,
-            )
-        )
-        tbl = pa.Table.from_batches(batches) if batches else None
-        if tbl is not None:
-            tbl = tbl.select([c for c in tbl.column_names if not c.startswith("_hoodie")])
-            out[unit.location] = tbl
+    for fs in table.get_file_slices(options):
+        batch = reader.read_file_slice(fs, options)
+        if batch.num_rows:
+            rows = plain_types(pa.Table.from_batches([batch]))
+            loc = hudi_location(fs.partition_path, fs.file_id)
+            out[loc] = rows.select([c for c in rows.column_names if not c.startswith("_hoodie")])
     return out
 
 
-def true_locations(table: Table, where: str, by_loc: dict[str, pa.Table]) -> set[str]:
-    """Locations holding at least one row matching ``where``."""
-    bound = bind(where, table.schema())
-    expr = to_arrow(bound)
-    return {loc for loc, t in by_loc.items() if t.num_rows and t.filter(expr).num_rows}
+_views = itertools.count()
+
+
+def spark_where(spark: Any, rows: pa.Table, where: str) -> Any:
+    """Spark SQL's ``SELECT * ... WHERE <where>`` over ``rows`` held in memory (no Parquet pushdown)."""
+    view = f"oracle_rows_{next(_views)}"
+    spark.createDataFrame(rows).createOrReplaceTempView(view)
+    return spark.sql(f"SELECT * FROM {view} WHERE {where}")
+
+
+def true_locations(spark: Any, where: str, by_loc: dict[str, pa.Table]) -> set[str]:
+    """Locations holding at least one row that Spark SQL selects with ``where``."""
+    parts = [t.append_column(LOC, pa.array([loc] * t.num_rows, pa.string())) for loc, t in by_loc.items() if t.num_rows]
+    if not parts:
+        return set()
+    got = spark_where(spark, pa.concat_tables(parts), where).select(LOC).distinct().collect()
+    return {r[0] for r in got}
+
+
+def expected_from(
+    spark: Any, by_loc: dict[str, pa.Table], where: str,
+    columns: Sequence[str] = ("id", "k", "s", "d", "amount", "part", "version"),
+) -> list[tuple]:
+    """The rows of ``by_loc`` (see :func:`rows_by_location`) that Spark SQL selects, as sorted tuples."""
+    parts = [t for t in by_loc.values() if t.num_rows]
+    if not parts:
+        return []
+    rows = pa.concat_tables(parts, promote_options="permissive")
+    return sorted_rows(spark_where(spark, rows, where), columns)
+
+
+def expected_rows(
+    spark: Any, path: str | Path, where: str, as_of: str | None = None,
+    columns: Sequence[str] = ("id", "k", "s", "d", "amount", "part", "version"),
+) -> list[tuple]:
+    """The rows hudi-rs reads at ``as_of`` that Spark SQL selects with ``where``, as sorted tuples."""
+    rows = hudi_rs_rows(path, as_of)
+    if not rows.num_rows:
+        return []
+    return sorted_rows(spark_where(spark, rows, where), columns)
 
 
 def sorted_rows(df: Any, columns: Sequence[str] = ("id", "k", "s", "d", "amount", "part", "version")) -> list[tuple]:
