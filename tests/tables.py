@@ -171,3 +171,32 @@ def expected_rows(
 def sorted_rows(df: Any, columns: Sequence[str] = ("id", "k", "s", "d", "amount", "part", "version")) -> list[tuple]:
     """Collect a Spark DataFrame's rows as sorted tuples of the given columns."""
     return sorted(tuple(r) for r in df.select(*columns).collect())
+
+
+def native_rows(fmt: str, path: str | Path) -> pa.Table:
+    """Every live row of the table at ``path`` as its format's own reader returns it.
+
+    ``fmt`` is ``hudi`` (hudi-rs, meta columns dropped), ``delta`` (delta-rs) or
+    ``iceberg`` (pyiceberg, newest metadata file). No lakesieve code runs.
+    """
+    if fmt.startswith("hudi"):
+        rows = hudi_rs_rows(path)
+        return rows.select([c for c in rows.column_names if not c.startswith("_hoodie")])
+    if fmt == "delta":
+        from deltalake import DeltaTable
+
+        return plain_types(DeltaTable(str(path)).to_pyarrow_table())
+    from tests.differential.formats import iceberg_static
+
+    return plain_types(iceberg_static(Path(path)).scan().to_arrow())
+
+
+def rows_repr(frame: Any, columns: Sequence[str]) -> list[str]:
+    """A Spark DataFrame's rows of ``columns`` as a sorted list of reprs: a multiset to compare."""
+    return sorted(repr(tuple(r)) for r in frame.select(*[f"`{c}`" for c in columns]).collect())
+
+
+def native_where(spark: Any, fmt: str, path: str | Path, where: str) -> tuple[list[str], list[str]]:
+    """(columns, rows) of the table's own read that Spark SQL selects with ``where`` (see :func:`rows_repr`)."""
+    rows = native_rows(fmt, path)
+    return rows.column_names, rows_repr(spark_where(spark, rows, where), rows.column_names)

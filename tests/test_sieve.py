@@ -367,6 +367,32 @@ def test_sort_pairs_orders_by_key_then_location(triples: list[tuple[int, int, in
     assert sorted(zip(k.tolist(), loc.tolist(), c.tolist(), strict=True)) == sorted(triples)
 
 
+def _assert_covers_every_pair(segs: Any, pairs: dict[tuple[int, int], int]) -> None:
+    """What a walk must give, read off the documented flat arrays, not computed by another walk.
+
+    Every (key, location) pair lies in exactly one segment, in the block its key
+    falls in (``(key - seg_min) // seg_width``), and that block has an entry for
+    the location; segments are ordered and disjoint; the entries' row counts add
+    up to the input's rows and the segments' key counts to its distinct keys.
+    """
+    seg_min, seg_max = segs.seg_min.tolist(), segs.seg_max.tolist()
+    assert all(a <= b for a, b in zip(seg_min, seg_max, strict=True))
+    assert all(prev < nxt for prev, nxt in zip(seg_max, seg_min[1:], strict=False))
+    block_start = np.concatenate([[0], np.cumsum(segs.seg_blocks)]).tolist()
+    entry_start = np.concatenate([[0], np.cumsum(segs.block_entries)]).tolist()
+    for (key, loc), _ in pairs.items():
+        inside = [i for i, (a, b) in enumerate(zip(seg_min, seg_max, strict=True)) if a <= key <= b]
+        assert len(inside) == 1, (key, inside)
+        i = inside[0]
+        width = int(segs.seg_width[i])
+        block = block_start[i] + ((key - seg_min[i]) // width if width else 0)
+        assert block < block_start[i + 1], (key, i)
+        entries = segs.entry_loc[entry_start[block] : entry_start[block + 1]].tolist()
+        assert loc in entries, (key, loc, entries)
+    assert int(segs.entry_count.sum()) == sum(pairs.values())
+    assert int(segs.seg_keys.sum()) == len({k for k, _ in pairs})
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     st.lists(st.tuples(st.integers(0, 400), st.integers(0, 5)), min_size=1, max_size=300),
@@ -376,7 +402,11 @@ def test_sort_pairs_orders_by_key_then_location(triples: list[tuple[int, int, in
 def test_coded_walk_equals_the_walk_of_sorted_pairs(
     rows: list[tuple[int, int]], batch_size: int, rnd: Any
 ) -> None:
-    """The mapInArrow body: any batch cut, any order, hashed codes -> the walk of the pairs."""
+    """The mapInArrow body: any batch cut, any order, hashed codes -> segments covering every pair.
+
+    Checked against the pairs themselves (:func:`_assert_covers_every_pair`) and,
+    as a consistency check, against the in-memory walk of the same pairs.
+    """
     pairs: dict[tuple[int, int], int] = {}
     for key, loc in rows:
         pairs[(key, loc)] = pairs.get((key, loc), 0) + 1
@@ -407,6 +437,7 @@ def test_coded_walk_equals_the_walk_of_sorted_pairs(
     )
     assert len(got) == 1
     seen = rows_to_segments(pa.Table.from_batches(got))
+    _assert_covers_every_pair(seen, pairs)
     for name in ("seg_min", "seg_max", "seg_width", "seg_blocks", "seg_keys"):
         assert getattr(seen, name).tolist() == getattr(want, name).tolist(), name
     for name in ("block_entries", "entry_loc", "entry_count"):
