@@ -597,7 +597,7 @@ def _dedupe_key(value: Any) -> Any:
 def _bind_in(col: BoundColumn, node: InList) -> Predicate:
     typed = [typed_literal(_as_literal(v)) for v in node.values]
     domain = comparison_domain(col.name, col.spark_type, typed, in_list=True)
-    has_null = node.has_null or any(t.kind == "null" for t in typed)
+    has_null = node.has_null or any(t.value is None for t in typed)
     values: list[Any] = []
     seen: set[Any] = set()
     for t in typed:
