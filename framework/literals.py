@@ -203,27 +203,28 @@ def cast_literal(lit: Typed, type_name: str, params: tuple[int, ...]) -> Typed:
     why = f"CAST({lit.text} AS {type_name.upper()}) is not supported in predicates"
     if target in INT_RANGE:
         if lit.kind == "int" or (lit.kind == "string" and _INT_TEXT.match(lit.value)):
-            value = int(lit.value) if lit.kind == "int" else int(lit.value.strip())
+            whole = int(lit.value) if lit.kind == "int" else int(lit.value.strip())
             lo, hi = INT_RANGE[target]
-            if lo <= value <= hi:
-                return Typed("int", value, lit.text)
+            if lo <= whole <= hi:
+                return Typed("int", whole, lit.text)
         raise PredicateError(why)
     if target in ("float", "double"):
+        number: float
         if lit.kind in ("int", "decimal", "double", "float"):
-            value = float(lit.value)
+            number = float(lit.value)
         elif lit.kind == "string" and (parsed := _string_to_double(lit.value)) is not None:
-            value = parsed
+            number = parsed
         else:
             raise PredicateError(why)
         if target == "float":
-            value = float32(value)
-        return Typed(target, value, lit.text)
+            number = float32(number)
+        return Typed(target, number, lit.text)
     dec = decimal_type(target)
     if dec is not None:
         if lit.kind in ("int", "decimal") or (lit.kind == "string" and _DEC_TEXT.match(lit.value)):
-            value = decimal.Decimal(str(lit.value).strip())
-            if _fits_decimal(value, *dec):
-                return Typed("decimal", value, lit.text)
+            exact = decimal.Decimal(str(lit.value).strip())
+            if _fits_decimal(exact, *dec):
+                return Typed("decimal", exact, lit.text)
         raise PredicateError(why)
     if target == "string" and lit.kind == "string":
         return lit
