@@ -95,9 +95,10 @@ def index_health(table: Table) -> tuple[list[IndexHealth], list[LogProblem]]:
     """The health of every index of ``table``, and the problems of its log."""
     store = table.store
     snap = store.read_log(strict=False)
+    indexes = _salvage(store)[0] if snap.problems else snap.indexes  # what intact commits still say
     latest_key = _latest_sort_key(table)
     rows: list[IndexHealth] = []
-    for definition in snap.indexes.values():
+    for definition in indexes.values():
         head = definition.latest()
         row = IndexHealth(
             definition.name,
@@ -109,9 +110,11 @@ def index_health(table: Table) -> tuple[list[IndexHealth], list[LogProblem]]:
             OK,
         )
         rows.append(row)
-        blamed = [p for p in snap.problems if not p.indexes or definition.name in p.indexes]
-        if blamed:
-            row.health, row.detail = BAD_LOG, str(blamed[0])
+        if snap.problems:  # queries use only the commits before the first bad one
+            row.health, row.detail = (
+                BAD_LOG,
+                f"{snap.problems[0]}; queries use the states committed before it",
+            )
         elif head is None:
             row.health = NEVER_BUILT
         elif (problem := _state_problem(store, definition, head)) is not None:
@@ -146,7 +149,7 @@ def _salvage(store: IndexStore) -> tuple[dict[str, IndexDefinition], str | None,
         try:
             indexes, fingerprint = store.apply_commit(indexes, store.load_commit(v), fingerprint)
         except IndexCorruptError as exc:
-            skipped.append(LogProblem(v, str(exc)))
+            skipped.append(LogProblem(v, str(exc), store.peek_indexes(v)))
     last = versions[-1] if versions else -1
     head = store.head_hint()
     if head > last:
@@ -302,6 +305,7 @@ def repair(table: Table, rebuild: bool = False, spark: SparkSession | None = Non
     store.check_layout()
     result = RepairResult()
     strict_ok = True
+    skipped: list[LogProblem] = []
     try:
         snap = store.read_log()
         indexes, fingerprint = snap.indexes, snap.table_fingerprint
@@ -338,7 +342,8 @@ def repair(table: Table, rebuild: bool = False, spark: SparkSession | None = Non
             acts.append(_define_action(definition))
             acts.extend(_state_action(s) for s in good[definition.name])
         result.damaged_log_moved_to = _replace_log(store, acts)
-    result.indexes_dropped = empty
+    lost = {n for p in skipped for n in p.indexes if n not in indexes} if not strict_ok else set()
+    result.indexes_dropped = sorted(set(empty) | lost)
     for name in to_rebuild:
         _rebuild(table, indexes[name], spark)
         result.indexes_rebuilt.append(name)

@@ -426,7 +426,7 @@ class IndexStore:
                 indexes, fingerprint = self.apply_commit(indexes, self.load_commit(v), fingerprint)
             except IndexCorruptError as exc:
                 reason = str(exc).replace(f"index log commit {self._log_path(v)} ", "")
-                problems.append(LogProblem(v, reason, self._peek_indexes(v)))
+                problems.append(LogProblem(v, reason, self.peek_indexes(v)))
                 break
             version = v
         if not problems:
@@ -439,7 +439,8 @@ class IndexStore:
             )
         return LogSnapshot(version, indexes, fingerprint, problems)
 
-    def _peek_indexes(self, version: int) -> tuple[str, ...]:
+    def peek_indexes(self, version: int) -> tuple[str, ...]:
+        """The index names commit ``version`` mentions, read without trusting it (for reports)."""
         try:
             return _mentioned(json.loads(self._log_path(version).read_text(encoding="utf-8")))
         except (OSError, ValueError):
