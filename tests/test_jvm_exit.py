@@ -68,51 +68,57 @@ def _gateway_jvm(pid: int, timeout: float) -> int:
     while time.monotonic() < deadline:
         for child in _descendants(pid):
             line = _cmdline(child)
-            if "java" in line.split(" ", 1)[0] and "org.apache.spark.deploy.SparkSubmit" in line:
+            launcher = "org.apache.spark.launcher.Main" in line  # builds the command line, then exits
+            if "java" in line.split(" ", 1)[0] and "org.apache.spark.deploy.SparkSubmit" in line and not launcher:
                 return child
         time.sleep(0.1)
     raise AssertionError(f"no Spark JVM started below process {pid} within {timeout}s")
 
 
-def test_jvm_dies_when_the_cli_is_killed(spark: Any, tmp_path: Path) -> None:
+def _kill_cli_and_wait(proc: subprocess.Popen[bytes], jvm: int, seconds: float) -> bool:
+    """SIGKILL the CLI; whether its JVM is still alive ``seconds`` later (then it is killed here)."""
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + seconds
+    while _alive(jvm) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    alive = _alive(jvm)
+    if alive:
+        os.kill(jvm, signal.SIGKILL)
+    return alive
+
+
+@pytest.mark.parametrize("frozen", [False, True], ids=["busy", "frozen"])
+def test_jvm_dies_when_the_cli_is_killed(spark: Any, tmp_path: Path, frozen: bool) -> None:
+    """Killed during the build job; and, frozen (SIGSTOP) first, a JVM that cannot notice its stdin closing."""
     path = tmp_path / "t"
     write_rows(spark, path, make_rows(range(0, 3000), 1), mode="bulk_insert", file_groups=8)
     env = dict(os.environ, LAKESIEVE_SPARK_MASTER="local[1]")
-    for attempt, wait in enumerate(
-        (4.0, 8.0)
-    ):  # once while the session starts, once in the build job
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "lakesieve.cli",
-                "index",
-                "build",
-                str(path),
-                "--column",
-                "k",
-                "--type",
-                "exact",
-                "--name",
-                f"k_exact_{attempt}",
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            jvm = _gateway_jvm(proc.pid, timeout=120)
-            time.sleep(wait)
-            assert proc.poll() is None, "the build finished before it could be killed"
-        finally:
-            proc.send_signal(signal.SIGKILL)
-            proc.wait()
-        deadline = time.monotonic() + 5
-        while _alive(jvm) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        alive = _alive(jvm)
-        if alive:
-            os.kill(jvm, signal.SIGKILL)
-        assert not alive, (
-            f"the Spark JVM {jvm} outlived its killed CLI by more than 5 s (after {wait}s of work)"
-        )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "lakesieve.cli",
+            "index",
+            "build",
+            str(path),
+            "--column",
+            "k",
+            "--type",
+            "exact",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        jvm = _gateway_jvm(proc.pid, timeout=120)
+        time.sleep(3.0)
+        assert proc.poll() is None, "the build finished before it could be killed"
+        if frozen:
+            os.kill(jvm, signal.SIGSTOP)
+    except BaseException:
+        proc.kill()
+        raise
+    alive = _kill_cli_and_wait(proc, jvm, 5.0)
+    assert not alive, f"the Spark JVM {jvm} outlived its killed CLI by more than 5 s"
