@@ -134,7 +134,7 @@ def _list(table: Any, args: argparse.Namespace) -> int:
         print(f"{'name':<28} {'type':<8} {'column':<20} {'instant':<20} {'bytes':>10}  health")
         for r in rows:
             print(f"{r.name:<28} {r.type!s:<8} {r.column!s:<20} {r.instant!s:<20} {r.size_bytes:>10}  {r.health}")
-    for line in [f"{r.name}: {r.detail}" for r in rows if r.detail and r.health != "stale"] + [
+    for line in [f"{r.name}: {r.detail}" for r in rows if r.detail and r.health == "corrupt data file"] + [
         f"{p}; run `lakesieve index repair {table.path}`" for p in problems
     ]:
         print(f"lakesieve: warning: {line}", file=sys.stderr)

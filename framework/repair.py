@@ -149,7 +149,7 @@ def _salvage(store: IndexStore) -> tuple[dict[str, IndexDefinition], str | None,
         try:
             indexes, fingerprint = store.apply_commit(indexes, store.load_commit(v), fingerprint)
         except IndexCorruptError as exc:
-            skipped.append(LogProblem(v, str(exc), store.peek_indexes(v)))
+            skipped.append(store.problem(v, exc))
     last = versions[-1] if versions else -1
     head = store.head_hint()
     if head > last:

@@ -380,7 +380,7 @@ class IndexStore:
             for action in actions:
                 fingerprint = self._apply(out, action, fingerprint)
         except (KeyError, TypeError, ValueError, IndexNotFoundError) as exc:
-            raise IndexCorruptError(f"bad log action: {exc}") from exc
+            raise IndexCorruptError(f"has a bad action: {exc}") from exc
         return out, fingerprint
 
     def head_hint(self) -> int:
@@ -425,8 +425,7 @@ class IndexStore:
             try:
                 indexes, fingerprint = self.apply_commit(indexes, self.load_commit(v), fingerprint)
             except IndexCorruptError as exc:
-                reason = str(exc).replace(f"index log commit {self._log_path(v)} ", "")
-                problems.append(LogProblem(v, reason, self.peek_indexes(v)))
+                problems.append(self.problem(v, exc))
                 break
             version = v
         if not problems:
@@ -438,6 +437,11 @@ class IndexStore:
                 f"{problems[0]} in {self.log_dir}; run `lakesieve index repair` to rebuild the log"
             )
         return LogSnapshot(version, indexes, fingerprint, problems)
+
+    def problem(self, version: int, exc: IndexCorruptError) -> LogProblem:
+        """The :class:`LogProblem` of a commit that :meth:`load_commit` or :meth:`apply_commit` refused."""
+        reason = str(exc).replace(f"index log commit {self._log_path(version)} ", "")
+        return LogProblem(version, reason, self.peek_indexes(version))
 
     def peek_indexes(self, version: int) -> tuple[str, ...]:
         """The index names commit ``version`` mentions, read without trusting it (for reports)."""
