@@ -88,3 +88,16 @@ def test_the_probe_sees_spark_start(table_path: Path) -> None:
         "index", "build", str(table_path), "--column", "k", "--type", "zonemap", "--name", "ok_name"
     )
     assert result == {"code": 0, "spark_started": True}, err
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["(" * 400 + "k = 1" + ")" * 400, "NOT " * 1000 + "k = 1", "k = 1 AND (" * 1000 + "k = 1" + ")" * 1000],
+    ids=["parentheses", "nots", "nested-ands"],
+)
+@pytest.mark.parametrize("command", ["explain", "query"])
+def test_deep_predicates_fail_in_one_line(table_path: Path, where: str, command: str) -> None:
+    result, err = _run(command, str(table_path), "--where", where)
+    assert result == {"code": 2, "spark_started": False}, err[-2000:]
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and "deeper than" in lines[0], err[-2000:]
