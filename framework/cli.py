@@ -104,28 +104,11 @@ def cmd_index(args: argparse.Namespace) -> int:
             )
         return 0
     if args.index_cmd == "list":
-        rows = []
-        for d in table.indexes():
-            latest = d.latest()
-            rows.append(
-                {
-                    "name": d.name,
-                    "type": d.type,
-                    "column": d.column,
-                    "instant": latest.instant if latest else None,
-                    "states": len(d.states),
-                    "size_bytes": latest.size_bytes if latest else 0,
-                }
-            )
-        if args.json:
-            _print_json(rows)
-        elif not rows:
-            print(f"no indexes on {table.path}")
-        else:
-            print(f"{'name':<28} {'type':<8} {'column':<20} {'instant':<20} {'bytes':>10}")
-            for r in rows:
-                print(f"{r['name']:<28} {r['type']:<8} {r['column']:<20} {r['instant']!s:<20} {r['size_bytes']:>10}")
-        return 0
+        return _list(table, args)
+    if args.index_cmd in ("check", "repair"):
+        from lakesieve.repair_cli import run_check_or_repair
+
+        return run_check_or_repair(table, args, _print_json)
     if args.index_cmd == "describe":
         _print_json(table.describe_index(args.name))
         return 0
@@ -136,6 +119,26 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.index_cmd in ("refresh", "compact", "vacuum"):
         return _maintain(table, args)
     raise OptionError(f"unknown index command {args.index_cmd!r}")
+
+
+def _list(table: Any, args: argparse.Namespace) -> int:
+    """``lakesieve index list``: every index with its instant, size and health."""
+    from lakesieve.repair import index_health
+
+    rows, problems = index_health(table)
+    if args.json:
+        _print_json([r.to_dict() for r in rows])
+    elif not rows:
+        print(f"no indexes on {table.path}")
+    else:
+        print(f"{'name':<28} {'type':<8} {'column':<20} {'instant':<20} {'bytes':>10}  health")
+        for r in rows:
+            print(f"{r.name:<28} {r.type!s:<8} {r.column!s:<20} {r.instant!s:<20} {r.size_bytes:>10}  {r.health}")
+    for line in [f"{r.name}: {r.detail}" for r in rows if r.detail and r.health == "corrupt data file"] + [
+        f"{p}; run `lakesieve index repair {table.path}`" for p in problems
+    ]:
+        print(f"lakesieve: warning: {line}", file=sys.stderr)
+    return 0
 
 
 def _maintain(table: Any, args: argparse.Namespace) -> int:
@@ -394,7 +397,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--write-option", action="append", metavar="K=V", help="format-specific option")
     w.set_defaults(func=cmd_write)
 
-    i = sub.add_parser("index", help="build, list, describe, drop, refresh, compact or vacuum indexes")
+    i = sub.add_parser("index", help="build, list, describe, drop, refresh, compact, vacuum, check or repair indexes")
     isub = i.add_subparsers(dest="index_cmd", required=True)
     b = isub.add_parser("build", help="build an index on a column, or the indexes a config declares")
     b.add_argument("table", nargs="?")
@@ -428,7 +431,14 @@ def build_parser() -> argparse.ArgumentParser:
         sp.add_argument("--max-delta-rows", type=int, default=1_000_000,
                         help="compact past this many stored delta rows")
         sp.add_argument("--vacuum", action="store_true", help="vacuum after compacting")
-    for sp in (b, lst, d, dr, rf, cm, va):
+    ck = isub.add_parser("check", help="verify the checksum of every index commit and data file")
+    rp = isub.add_parser("repair", help="move a damaged index log aside and keep every state that verifies")
+    for sp in (ck, rp):
+        sp.add_argument("table")
+        sp.add_argument("--json", action="store_true")
+    rp.add_argument("--rebuild", action="store_true",
+                    help="rebuild (Spark) every index that lost its newest state, instead of dropping it")
+    for sp in (b, lst, d, dr, rf, cm, va, ck, rp):
         sp.add_argument("--format")
     i.set_defaults(func=cmd_index)
 
@@ -494,6 +504,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        from lakesieve.cli_checks import validate_args
+
+        validate_args(args)  # every value, before a table is opened or Spark starts
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             code = int(args.func(args) or 0)

@@ -71,10 +71,15 @@ def _literal(value: Any) -> Any:
 
     if isinstance(value, bool):
         return Literal("bool", "TRUE" if value else "FALSE")
-    if isinstance(value, int | decimal.Decimal):
+    if isinstance(value, int):
         return Literal("number", str(value))
+    if isinstance(value, decimal.Decimal):
+        return Literal("number", format(value, "f")) if value.is_finite() else None
     if isinstance(value, float):
-        return Literal("number", repr(value)) if value == value and abs(value) != float("inf") else None
+        # the filter's value already has the column's type: keep it exact, NaN and inf included
+        if value != value or abs(value) == float("inf"):
+            return Literal("string", "NaN" if value != value else repr(value), ("DOUBLE", ()))
+        return Literal("number", repr(value))
     if isinstance(value, str):
         return Literal("string", value)
     if isinstance(value, dt.datetime):

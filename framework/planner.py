@@ -18,6 +18,7 @@ from lakesieve.model import KeyQuery, LookupResult
 from lakesieve.predicate import (
     And,
     Between,
+    ColumnTruth,
     Compare,
     Const,
     InList,
@@ -79,6 +80,7 @@ def leaf_queries(node: Predicate) -> list[KeyQuery] | None:
             ">=": [KeyQuery("range", low=v, low_inclusive=True)],
         }.get(node.op)
     if isinstance(node, InList):
+        # x NOT IN (..., NULL) is never TRUE; the planner answers it before asking here
         return None if node.negated else [KeyQuery("points", values=tuple(node.values))]
     if isinstance(node, Between):
         if not node.negated:
@@ -134,8 +136,15 @@ def evaluate(node: Predicate, by_column: dict[str, list[LoadedIndex]]) -> Answer
 
 
 def _eval(node: Predicate, by_column: dict[str, list[LoadedIndex]]) -> Answer:
+    # ``node`` has no NOT, so it is monotone in its leaves: a leaf that is NULL
+    # (Const(None), a comparison on a NULL value) can be read as FALSE, since a
+    # row is kept only where the whole predicate is TRUE
     if isinstance(node, Const):
         return ALL if node.value else frozenset()
+    if isinstance(node, ColumnTruth):
+        return ALL if node.value else frozenset()
+    if isinstance(node, InList) and node.negated and node.has_null:
+        return frozenset()
     if isinstance(node, And):
         answers = [_eval(c, by_column) for c in node.children]
         known = [a for a in answers if a is not None]

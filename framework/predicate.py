@@ -12,17 +12,23 @@ same thing to Spark::
                | column ["NOT"] "BETWEEN" literal "AND" literal
                | column "IS" ["NOT"] "NULL"
     op        := "=" | "==" | "!=" | "<>" | "<" | "<=" | ">" | ">="
-    literal   := number | 'string' | "string" | DATE 'yyyy-mm-dd'
-               | TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.ffffff]' | TRUE | FALSE | NULL
+    literal   := number | 'string' | "string" | X'hex' | DATE 'yyyy-mm-dd'
+               | TIMESTAMP 'yyyy-mm-dd hh:mm:ss[.ffffff][+hh:mm]'
+               | TIMESTAMP_NTZ '...' | TRUE | FALSE | NULL
                | CAST "(" literal AS type ")"
     column    := name | `quoted name`
 
+Nesting (parentheses and NOT) is limited to :data:`MAX_DEPTH` levels; deeper
+predicates are refused with a one-line error.
+
 Parsing gives an unbound tree of column names and raw literals;
-:func:`bind` resolves names against an Arrow schema and converts literals to
-the column's type (a date column accepts ``'2024-01-31'``), raising
+:func:`bind` resolves names against an Arrow schema and types literals by
+Spark SQL's rules (:mod:`lakesieve.literals`), raising
 :class:`~lakesieve.errors.PredicateError` naming the column and literal when
-they cannot match. Bound trees render to Spark SQL with typed literals
-(:func:`to_sql`), so the rows Spark keeps are exactly those we planned for.
+Spark would reject them or answer in a way that depends on the data. Bound
+trees keep SQL's three-valued logic (a comparison with NULL stays NULL) and
+render to Spark SQL (:func:`to_sql`) and to Arrow (:func:`to_arrow`) with the
+same meaning, so every read path keeps exactly the rows Spark SQL keeps.
 """
 
 from __future__ import annotations
@@ -36,6 +42,19 @@ from typing import Any
 
 import pyarrow as pa
 from lakesieve.errors import ColumnNotFoundError, PredicateError
+from lakesieve.literals import (
+    INT_RANGE,
+    Bound,
+    Typed,
+    cast_literal,
+    comparison_domain,
+    is_float_type,
+    keyword_literal,
+    normalize_double,
+    number_literal,
+    tighten,
+    type_literal,
+)
 
 # --------------------------------------------------------------------------
 # tree
@@ -44,10 +63,16 @@ from lakesieve.errors import ColumnNotFoundError, PredicateError
 
 @dataclass(frozen=True)
 class Literal:
-    """A literal as written: ``kind`` is number, string, date, timestamp, bool or null."""
+    """A literal as written.
+
+    ``kind`` is ``number``, ``string``, ``date``, ``timestamp``, ``timestamp_ntz``,
+    ``bool`` or ``null``; ``cast`` is the target of ``CAST(literal AS type)``:
+    the type name and its parameters (``("DECIMAL", (10, 2))``).
+    """
 
     kind: str
     text: str
+    cast: tuple[str, tuple[int, ...]] | None = None
 
 
 @dataclass(frozen=True)
@@ -61,11 +86,16 @@ class Compare:
 
 @dataclass(frozen=True)
 class InList:
-    """``column [NOT] IN (values)``."""
+    """``column [NOT] IN (values)``; ``has_null``: the list also held a NULL literal.
+
+    With a NULL in the list, ``x IN (...)`` is NULL (not FALSE) where no value
+    matches, and ``x NOT IN (...)`` is never TRUE.
+    """
 
     column: str
     values: tuple[Any, ...]
     negated: bool = False
+    has_null: bool = False
 
 
 @dataclass(frozen=True)
@@ -109,12 +139,31 @@ class Not:
 
 @dataclass(frozen=True)
 class Const:
-    """A predicate known to be always true or always false (``x = NULL`` is false)."""
+    """A predicate with one value for every row: TRUE, FALSE or NULL (``value=None``).
 
+    ``x = NULL`` is NULL: it keeps no row, and neither does its negation.
+    """
+
+    value: bool | None
+
+
+@dataclass(frozen=True)
+class ColumnTruth:
+    """``value`` for every row where ``column`` is not NULL, NULL where it is.
+
+    What a comparison becomes when its answer does not depend on the value:
+    ``int_col = 1.5`` is FALSE for every non-NULL ``int_col`` and NULL for the
+    others, so ``NOT (int_col = 1.5)`` keeps the non-NULL rows only.
+    """
+
+    column: str
     value: bool
 
 
-Predicate = Compare | InList | Between | IsNull | And | Or | Not | Const
+Predicate = Compare | InList | Between | IsNull | And | Or | Not | Const | ColumnTruth
+
+MAX_DEPTH = 100
+"""Deepest nesting of parentheses and NOTs a predicate may have."""
 
 _FLIP = {"=": "=", "!=": "!=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _NEGATE = {"=": "!=", "!=": "=", "<": ">=", "<=": ">", ">": "<=", ">=": "<"}
@@ -128,6 +177,7 @@ _TOKEN = re.compile(
       (?P<num>[+-]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][+-]?\d+)?)
     | (?P<str>'(?:[^'\\]|\\.)*')
     | (?P<dstr>"(?:[^"\\]|\\.)*")
+    | (?P<hex>[xX]'[0-9A-Fa-f]*')
     | (?P<bq>`(?:[^`]|``)+`)
     | (?P<op><=|>=|<>|!=|==|=|<|>)
     | (?P<punct>[(),])
@@ -173,6 +223,7 @@ class _Parser:
         self.text = text
         self.toks = _lex(text)
         self.i = 0
+        self.depth = 0
 
     def fail(self, what: str) -> PredicateError:
         tok = self.peek()
@@ -214,39 +265,62 @@ class _Parser:
         parts = [self.parse_and()]
         while self.accept_kw("OR"):
             parts.append(self.parse_and())
-        return parts[0] if len(parts) == 1 else Or(tuple(parts))
+        if len(parts) == 1:
+            return parts[0]
+        return Or(tuple(k for p in parts for k in (p.children if isinstance(p, Or) else (p,))))
 
     def parse_and(self) -> Predicate:
         parts = [self.parse_not()]
         while self.accept_kw("AND"):
             parts.append(self.parse_not())
-        return parts[0] if len(parts) == 1 else And(tuple(parts))
+        if len(parts) == 1:
+            return parts[0]
+        return And(tuple(k for p in parts for k in (p.children if isinstance(p, And) else (p,))))
 
     def parse_not(self) -> Predicate:
-        if self.accept_kw("NOT"):
-            return Not(self.parse_not())
+        # NOT NOT ... and ( ( ... ) ) are read in a loop; only real nesting recurses
+        nots = 0
+        while self.accept_kw("NOT"):
+            nots += 1
+            if nots > MAX_DEPTH:
+                raise self.too_deep()
         tok = self.peek()
         if tok is not None and tok.kind == "punct" and tok.text == "(":
             self.i += 1
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise self.too_deep()
             node = self.parse_or()
             self.expect_punct(")")
-            return node
-        return self.parse_test()
+            self.depth -= 1
+        else:
+            node = self.parse_test()
+        for _ in range(nots):
+            node = node.child if isinstance(node, Not) else Not(node)
+        return node
+
+    def too_deep(self) -> PredicateError:
+        return PredicateError(
+            f"predicate nests deeper than {MAX_DEPTH} levels of parentheses or NOT; simplify it"
+        )
 
     def is_column_next(self) -> bool:
         tok = self.peek()
         return tok is not None and (tok.kind == "bq" or tok.kind == "word")
 
     def cast_literal(self) -> Literal:
-        """``CAST(literal AS type)``: the literal; binding converts it to the column's type."""
+        """``CAST(literal AS type)``: the literal with its target type."""
         self.expect_punct("(")
         inner = self.literal()
+        if inner.cast is not None:
+            raise self.fail("a plain literal inside CAST")
         if not self.accept_kw("AS"):
             raise self.fail("AS in CAST")
         tok = self.take()
         if tok.kind not in ("word", "kw"):
             self.i -= 1
             raise self.fail("a type name in CAST")
+        params: list[int] = []
         nxt = self.peek()
         if nxt is not None and nxt.kind == "punct" and nxt.text == "(":  # decimal(p, s)
             self.i += 1
@@ -254,11 +328,14 @@ class _Parser:
                 t = self.take()
                 if t.kind == "punct" and t.text == ")":
                     break
-                if t.kind not in ("num", "punct"):
+                if t.kind == "punct" and t.text == ",":
+                    continue
+                if t.kind != "num" or not t.text.isdigit():
                     self.i -= 1
                     raise self.fail("a type parameter")
+                params.append(int(t.text))
         self.expect_punct(")")
-        return inner
+        return Literal(inner.kind, inner.text, (tok.text.upper(), tuple(params)))
 
     def column(self) -> str:
         tok = self.take()
@@ -280,6 +357,11 @@ class _Parser:
                 self.i += 1
                 text += _unescape(nxt.text[1:-1])
             return Literal("string", text)
+        if tok.kind == "hex":
+            body = tok.text[2:-1]
+            if len(body) % 2:
+                body = "0" + body
+            return Literal("binary", body)
         if tok.kind == "kw" and tok.text in ("TRUE", "FALSE"):
             return Literal("bool", tok.text)
         if tok.kind == "kw" and tok.text == "NULL":
@@ -289,7 +371,8 @@ class _Parser:
             if nxt.kind != "str":
                 self.i -= 1
                 raise self.fail(f"a quoted {tok.text.lower()} after {tok.text}")
-            return Literal("date" if tok.text == "DATE" else "timestamp", nxt.text[1:-1])
+            kind = {"DATE": "date", "TIMESTAMP": "timestamp", "TIMESTAMP_NTZ": "timestamp_ntz"}[tok.text]
+            return Literal(kind, _unescape(nxt.text[1:-1]))
         if tok.kind == "kw" and tok.text == "CAST":
             return self.cast_literal()
         self.i -= 1
@@ -438,74 +521,32 @@ def resolve_column(schema: pa.Schema, name: str, table: str = "") -> BoundColumn
     return BoundColumn(field.name, field.type, spark_type_of(field.type))
 
 
-_INT_TYPES = {"tinyint", "smallint", "int", "bigint"}
-_INT_RANGE = {
-    "tinyint": (-(2**7), 2**7 - 1),
-    "smallint": (-(2**15), 2**15 - 1),
-    "int": (-(2**31), 2**31 - 1),
-    "bigint": (-(2**63), 2**63 - 1),
-}
-
-
-def _err(col: BoundColumn, lit: Literal, why: str) -> PredicateError:
-    return PredicateError(f"column {col.name!r} ({col.spark_type}): literal {lit.text!r} {why}")
-
-
-def convert_literal(col: BoundColumn, lit: Literal) -> Any:
-    """Convert a literal to the Python value of the column's type.
-
-    Numbers against an integer column may come back as :class:`decimal.Decimal`
-    when they are not whole; :func:`bind` turns those into tightened bounds.
-    """
-    t = col.spark_type
+def typed_literal(lit: Literal) -> Typed:
+    """The literal with the type Spark's parser gives it (CAST applied)."""
     if lit.kind == "null":
-        return None
-    if t in _INT_TYPES or t.startswith("decimal") or t in ("float", "double"):
-        if lit.kind not in ("number", "string"):
-            raise _err(col, lit, "is not a number")
-        try:
-            num = decimal.Decimal(lit.text.strip())
-        except decimal.InvalidOperation:
-            raise _err(col, lit, "is not a number") from None
-        if not num.is_finite():
-            raise _err(col, lit, "is not a finite number")
-        if t in ("float", "double"):
-            return float(num)
-        if t.startswith("decimal"):
-            return num
-        return int(num) if num == num.to_integral_value() else num
-    if t == "string":
-        if lit.kind in ("string", "number"):
-            return lit.text
-        raise _err(col, lit, "is not a string")
-    if t == "binary":
-        if lit.kind == "string":
-            return lit.text.encode()
-        raise _err(col, lit, "is not a string")
-    if t == "boolean":
-        if lit.kind == "bool":
-            return lit.text == "TRUE"
-        if lit.kind == "string" and lit.text.lower() in ("true", "false"):
-            return lit.text.lower() == "true"
-        raise _err(col, lit, "is not TRUE or FALSE")
-    if t == "date":
-        if lit.kind not in ("string", "date"):
-            raise _err(col, lit, "is not a date ('yyyy-mm-dd')")
-        try:
-            return dt.date.fromisoformat(lit.text.strip())
-        except ValueError:
-            raise _err(col, lit, "is not a date ('yyyy-mm-dd')") from None
-    if t in ("timestamp", "timestamp_ntz"):
-        if lit.kind not in ("string", "timestamp", "date"):
-            raise _err(col, lit, "is not a timestamp ('yyyy-mm-dd hh:mm:ss')")
-        try:
-            value = dt.datetime.fromisoformat(lit.text.strip())
-        except ValueError:
-            raise _err(col, lit, "is not a timestamp ('yyyy-mm-dd hh:mm:ss')") from None
-        if value.tzinfo is not None:
-            value = value.astimezone(dt.UTC).replace(tzinfo=None)
+        typed = Typed("null", None, "NULL")
+    elif lit.kind == "number":
+        typed = number_literal(lit.text)
+    elif lit.kind == "string":
+        typed = Typed("string", lit.text, "'" + lit.text + "'")
+    elif lit.kind == "binary":
+        typed = Typed("binary", bytes.fromhex(lit.text), f"X'{lit.text}'")
+    elif lit.kind == "bool":
+        typed = Typed("bool", lit.text == "TRUE", lit.text)
+    elif lit.kind in ("date", "timestamp", "timestamp_ntz"):
+        typed = keyword_literal(lit.kind, lit.text)
+    else:
+        raise PredicateError(f"unsupported literal {lit.text!r}")
+    if lit.cast is not None:
+        typed = cast_literal(typed, lit.cast[0], lit.cast[1])
+    return typed
+
+
+def _as_literal(value: Any) -> Literal:
+    """Accept an already typed value where a :class:`Literal` is expected (trees built by code)."""
+    if isinstance(value, Literal):
         return value
-    raise PredicateError(f"column {col.name!r} has type {t}, which predicates cannot test")
+    raise PredicateError(f"predicate value {value!r} is not a literal")
 
 
 @dataclass(frozen=True)
@@ -513,7 +554,8 @@ class BoundPredicate:
     """A bound tree: the same node classes, with columns resolved and literals typed.
 
     Attributes:
-        node: the tree; leaves hold exact column names and typed values.
+        node: the tree; leaves hold exact column names and values in the
+            column's comparison domain (see :mod:`lakesieve.literals`).
         columns: the resolved columns by name.
     """
 
@@ -521,29 +563,79 @@ class BoundPredicate:
     columns: dict[str, BoundColumn]
 
 
-def _check_range(col: BoundColumn, value: Any, lit: Literal) -> None:
-    if col.spark_type in _INT_RANGE and isinstance(value, int):
-        lo, hi = _INT_RANGE[col.spark_type]
-        if not lo <= value <= hi:
-            raise _err(col, lit, f"is outside the range of {col.spark_type}")
+def _leaf(col: BoundColumn, bound: Bound) -> Predicate:
+    if bound.verdict is not None:
+        return ColumnTruth(col.name, bound.verdict)
+    return Compare(col.name, bound.op, bound.value)
 
 
 def _bind_compare(col: BoundColumn, op: str, lit: Literal) -> Predicate:
-    value = convert_literal(col, lit)
+    typed = typed_literal(_as_literal(lit))
+    domain = comparison_domain(col.name, col.spark_type, [typed])
+    value = type_literal(col.name, col.spark_type, typed, domain)
     if value is None:
-        return Const(False)  # comparisons with NULL are never true
-    if isinstance(value, decimal.Decimal) and col.spark_type in _INT_TYPES:
-        # a fractional number against an integer column: tighten to whole bounds
-        if op == "=":
-            return Const(False)
-        if op == "!=":
-            return IsNull(col.name, negated=True)
-        floor, ceil = math.floor(value), math.ceil(value)
-        op, value = {"<": ("<=", floor), "<=": ("<=", floor), ">": (">=", ceil), ">=": (">=", ceil)}[op]
-    if isinstance(value, float) and math.isnan(value):
-        raise _err(col, lit, "is NaN")
-    _check_range(col, value, lit)
-    return Compare(col.name, op, value)
+        return Const(None)  # a comparison with NULL is NULL
+    if (
+        col.spark_type == "bigint"
+        and op not in ("=", "!=")
+        and isinstance(value, int | decimal.Decimal)
+        and not INT_RANGE["bigint"][0] <= value <= INT_RANGE["bigint"][1]
+    ):
+        # Spark folds these to a constant that ignores NULLs; refuse rather than guess
+        raise PredicateError(
+            f"column {col.name!r} (bigint): literal {typed.text} is outside the range of bigint"
+        )
+    return _leaf(col, tighten(col.spark_type, op, value))
+
+
+def _dedupe_key(value: Any) -> Any:
+    if isinstance(value, float):
+        return "NaN" if math.isnan(value) else normalize_double(value)
+    return value
+
+
+def _bind_in(col: BoundColumn, node: InList) -> Predicate:
+    typed = [typed_literal(_as_literal(v)) for v in node.values]
+    domain = comparison_domain(col.name, col.spark_type, typed, in_list=True)
+    has_null = node.has_null or any(t.value is None for t in typed)
+    values: list[Any] = []
+    seen: set[Any] = set()
+    for t in typed:
+        value = type_literal(col.name, col.spark_type, t, domain)
+        if value is None:
+            continue
+        fitted = tighten(col.spark_type, "=", value)
+        if fitted.verdict is not None:
+            continue  # can never be equal (off the column's grid or range)
+        key = _dedupe_key(fitted.value)
+        if key not in seen:
+            seen.add(key)
+            values.append(fitted.value)
+    if not values:
+        # nothing can match: FALSE for every value, or NULL with a NULL in the list
+        return Const(None) if has_null else ColumnTruth(col.name, node.negated)
+    return InList(col.name, tuple(values), node.negated, has_null)
+
+
+def _bind_leaf(node: Predicate, schema: pa.Schema, cols: dict[str, BoundColumn], table: str) -> Predicate:
+    col = resolve_column(schema, node.column, table)  # type: ignore[union-attr]
+    cols[col.name] = col
+    if isinstance(node, Compare):
+        return _bind_compare(col, node.op, node.value)
+    if isinstance(node, InList):
+        return _bind_in(col, node)
+    if isinstance(node, Between):
+        lo = _bind_compare(col, ">=", node.low)
+        hi = _bind_compare(col, "<=", node.high)
+        if isinstance(lo, Compare) and isinstance(hi, Compare):
+            return Between(col.name, lo.value, hi.value, node.negated)
+        inner: Predicate = And((lo, hi))
+        return Not(inner) if node.negated else inner
+    if isinstance(node, IsNull):
+        return IsNull(col.name, node.negated)
+    if isinstance(node, ColumnTruth):
+        return ColumnTruth(col.name, node.value)
+    raise PredicateError(f"unsupported predicate node {node!r}")
 
 
 def _bind(node: Predicate, schema: pa.Schema, cols: dict[str, BoundColumn], table: str) -> Predicate:
@@ -555,34 +647,11 @@ def _bind(node: Predicate, schema: pa.Schema, cols: dict[str, BoundColumn], tabl
         return Not(_bind(node.child, schema, cols, table))
     if isinstance(node, Const):
         return node
-    col = resolve_column(schema, node.column, table)
-    cols[col.name] = col
-    if isinstance(node, Compare):
-        return _bind_compare(col, node.op, node.value)
-    if isinstance(node, InList):
-        parts = [_bind_compare(col, "=", v) for v in node.values]
-        values = tuple(p.value for p in parts if isinstance(p, Compare))
-        if not values:
-            return Const(node.negated) if not any(v.kind == "null" for v in node.values) else Const(False)
-        has_null = any(v.kind == "null" for v in node.values)
-        if node.negated and has_null:
-            return Const(False)  # x NOT IN (..., NULL) is never true
-        return InList(col.name, values, node.negated)
-    if isinstance(node, Between):
-        lo = _bind_compare(col, ">=", node.low)
-        hi = _bind_compare(col, "<=", node.high)
-        if isinstance(lo, Const) or isinstance(hi, Const):
-            inner: Predicate = And((lo, hi))
-            return Not(inner) if node.negated else inner
-        assert isinstance(lo, Compare) and isinstance(hi, Compare)
-        return Between(col.name, lo.value, hi.value, node.negated)
-    if isinstance(node, IsNull):
-        return IsNull(col.name, node.negated)
-    raise PredicateError(f"unsupported predicate node {node!r}")
+    return _bind_leaf(node, schema, cols, table)
 
 
 def bind(predicate: Predicate | str, schema: pa.Schema, table: str = "") -> BoundPredicate:
-    """Resolve columns against ``schema`` and type every literal.
+    """Resolve columns against ``schema`` and type every literal by Spark's rules.
 
     Args:
         predicate: a parsed tree or a ``where`` string.
@@ -590,12 +659,16 @@ def bind(predicate: Predicate | str, schema: pa.Schema, table: str = "") -> Boun
         table: the table's path, for error messages.
 
     Raises:
-        PredicateError: a literal does not fit its column.
+        PredicateError: a literal does not fit its column, or Spark would
+            reject it or answer in a way that depends on the data.
         ColumnNotFoundError: a column is not in the schema.
     """
     node = parse(predicate) if isinstance(predicate, str) else predicate
     cols: dict[str, BoundColumn] = {}
-    bound = _bind(node, schema, cols, table)
+    try:
+        bound = _bind(node, schema, cols, table)
+    except RecursionError:
+        raise PredicateError(f"predicate nests deeper than {MAX_DEPTH} levels; simplify it") from None
     return BoundPredicate(bound, cols)
 
 
@@ -607,8 +680,11 @@ def bind(predicate: Predicate | str, schema: pa.Schema, table: str = "") -> Boun
 def push_not(node: Predicate, negate: bool = False) -> Predicate:
     """Return an equivalent tree with no :class:`Not` nodes.
 
-    Row filtering treats NULL as false, so ``NOT (x < 5)`` keeps exactly the
-    rows ``x >= 5`` keeps; negations become negated leaves.
+    Equivalent in SQL's three-valued logic, not only for the rows kept:
+    ``NOT (x < 5)`` is ``x >= 5`` (both NULL where ``x`` is NULL), De Morgan's
+    laws hold for Kleene's AND/OR, and NOT of NULL is NULL. A NaN is handled
+    by the leaves' own meaning: NaN is the largest double, so ``NOT (f < 5)``
+    and ``f >= 5`` both hold for NaN.
     """
     if isinstance(node, Not):
         return push_not(node.child, not negate)
@@ -621,11 +697,13 @@ def push_not(node: Predicate, negate: bool = False) -> Predicate:
     if not negate:
         return node
     if isinstance(node, Const):
-        return Const(not node.value)
+        return Const(None if node.value is None else not node.value)
+    if isinstance(node, ColumnTruth):
+        return ColumnTruth(node.column, not node.value)
     if isinstance(node, Compare):
         return Compare(node.column, _NEGATE[node.op], node.value)
     if isinstance(node, InList):
-        return InList(node.column, node.values, not node.negated)
+        return InList(node.column, node.values, not node.negated, node.has_null)
     if isinstance(node, Between):
         return Between(node.column, node.low, node.high, not node.negated)
     if isinstance(node, IsNull):
@@ -643,37 +721,71 @@ def _quote_ident(name: str) -> str:
 
 
 def sql_literal(value: Any, col: BoundColumn) -> str:
-    """Render a typed value as a Spark SQL literal of the column's type."""
+    """Render a value of the column's comparison domain as a Spark SQL literal.
+
+    The text means the same value to Spark and to :func:`parse`. Floats are
+    rendered as doubles (float columns compare in double); timestamps carry
+    an explicit ``+00:00`` so Spark's session time zone does not matter.
+    """
     t = col.spark_type
+    if value is None:
+        return "NULL"
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, dt.datetime):
-        kw = "TIMESTAMP_NTZ" if t == "timestamp_ntz" else "TIMESTAMP"
-        return f"{kw} '{value.isoformat(sep=' ')}'"
+        if t == "timestamp_ntz":
+            return f"TIMESTAMP_NTZ '{value.isoformat(sep=' ')}'"
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}+00:00'"
     if isinstance(value, dt.date):
         return f"DATE '{value.isoformat()}'"
     if isinstance(value, bytes):
-        return "X'" + value.hex() + "'"
+        return "X'" + value.hex().upper() + "'"
     if isinstance(value, str):
         escaped = value.replace("\\", "\\\\").replace("'", "\\'")
         escaped = escaped.replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
+        escaped = escaped.replace("\0", "\\0")
         return "'" + escaped + "'"
     if isinstance(value, float):
-        return f"CAST({value!r} AS {t.upper()})"
+        if math.isnan(value):
+            return "CAST('NaN' AS DOUBLE)"
+        if math.isinf(value):
+            return "CAST('Infinity' AS DOUBLE)" if value > 0 else "CAST('-Infinity' AS DOUBLE)"
+        return f"CAST({value!r} AS DOUBLE)"
     if isinstance(value, decimal.Decimal):
-        # exact: a CAST to the column's scale would round (1.505 -> 1.51 in decimal(10,2))
-        return f"{format(value, 'f')}BD"
+        text = format(value, "f")
+        _, digits, exponent = value.as_tuple()
+        scale = max(-int(exponent), 0)
+        precision = max(len(digits), scale + 1, 1)
+        return f"CAST({text} AS DECIMAL({min(precision, 38)},{scale}))"
     if isinstance(value, int):
-        return f"CAST({value} AS {t.upper()})"
+        kind = t.upper() if t in INT_RANGE else "BIGINT"
+        if kind == "BIGINT" and not INT_RANGE["bigint"][0] <= value <= INT_RANGE["bigint"][1]:
+            return str(value)
+        return f"CAST({value} AS {kind})"
     raise PredicateError(f"cannot render literal {value!r} for column {col.name!r}")
 
 
+def sql_column(col: BoundColumn) -> str:
+    """The column as Spark SQL compares it.
+
+    Float and double columns are compared as ``(CAST(c AS DOUBLE) + 0.0)``:
+    the same comparison in double that Spark makes for ``c op literal``, but an
+    expression Spark cannot push into the Parquet reader, whose min/max
+    statistics disagree with Spark on NaN and -0.0 and would skip files
+    holding matching rows.
+    """
+    name = _quote_ident(col.name)
+    if is_float_type(col.spark_type):
+        return f"(CAST({name} AS DOUBLE) + CAST(0 AS DOUBLE))"
+    return name
+
+
 def to_sql(bound: BoundPredicate) -> str:
-    """Render a bound predicate as Spark SQL with typed literals."""
+    """Render a bound predicate as Spark SQL with typed literals, NULLs kept as NULL."""
 
     def render(node: Predicate) -> str:
         if isinstance(node, Const):
-            return "TRUE" if node.value else "FALSE"
+            return "CAST(NULL AS BOOLEAN)" if node.value is None else ("TRUE" if node.value else "FALSE")
         if isinstance(node, And):
             return "(" + " AND ".join(render(c) for c in node.children) + ")"
         if isinstance(node, Or):
@@ -681,81 +793,32 @@ def to_sql(bound: BoundPredicate) -> str:
         if isinstance(node, Not):
             return "(NOT " + render(node.child) + ")"
         col = bound.columns[node.column]
-        name = _quote_ident(col.name)
+        name = sql_column(col)
+        if isinstance(node, ColumnTruth):
+            if node.value:
+                return f"({_quote_ident(col.name)} IS NOT NULL OR CAST(NULL AS BOOLEAN))"
+            return f"({_quote_ident(col.name)} IS NULL AND CAST(NULL AS BOOLEAN))"
         if isinstance(node, Compare):
             op = "<>" if node.op == "!=" else node.op
             return f"({name} {op} {sql_literal(node.value, col)})"
         if isinstance(node, InList):
-            vals = ", ".join(sql_literal(v, col) for v in node.values)
-            return f"({name} {'NOT ' if node.negated else ''}IN ({vals}))"
+            vals = [sql_literal(v, col) for v in node.values] + (["NULL"] if node.has_null else [])
+            return f"({name} {'NOT ' if node.negated else ''}IN ({', '.join(vals)}))"
         if isinstance(node, Between):
             lo, hi = sql_literal(node.low, col), sql_literal(node.high, col)
             return f"({name} {'NOT ' if node.negated else ''}BETWEEN {lo} AND {hi})"
         if isinstance(node, IsNull):
-            return f"({name} IS {'NOT ' if node.negated else ''}NULL)"
+            return f"({_quote_ident(col.name)} IS {'NOT ' if node.negated else ''}NULL)"
         raise PredicateError(f"unsupported predicate node {node!r}")
 
     return render(bound.node)
 
 
 def to_arrow(bound: BoundPredicate) -> Any:
-    """Render a bound predicate as a ``pyarrow.compute`` expression.
+    """Render a bound predicate as a ``pyarrow.compute`` expression with Spark's meaning.
 
-    Rows where the expression is null are dropped by ``Table.filter``, which
-    matches SQL's WHERE. Used to evaluate predicates without Spark.
+    See :mod:`lakesieve.arrow_filter`.
     """
-    import pyarrow.compute as pc
+    from lakesieve.arrow_filter import to_arrow as render
 
-    def scalar(value: Any, col: BoundColumn) -> Any:
-        t = col.arrow_type
-        if pa.types.is_dictionary(t):
-            t = t.value_type
-        if pa.types.is_string_view(t):
-            t = pa.string()
-        if pa.types.is_integer(t) and isinstance(value, int):
-            return pa.scalar(value, type=pa.int64() if value >= -(2**63) else t)
-        if pa.types.is_decimal(t) and isinstance(value, decimal.Decimal):
-            return pa.scalar(value)
-        return pa.scalar(value, type=t)
-
-    def render(node: Predicate) -> Any:
-        if isinstance(node, Const):
-            return pc.scalar(node.value)
-        if isinstance(node, And):
-            out = render(node.children[0])
-            for c in node.children[1:]:
-                out = out & render(c)
-            return out
-        if isinstance(node, Or):
-            out = render(node.children[0])
-            for c in node.children[1:]:
-                out = out | render(c)
-            return out
-        if isinstance(node, Not):
-            return ~render(node.child)
-        col = bound.columns[node.column]
-        field = pc.field(col.name)
-        if pa.types.is_string_view(col.arrow_type):
-            field = field.cast(pa.string())
-        if isinstance(node, Compare):
-            v = scalar(node.value, col)
-            return {
-                "=": field == v,
-                "!=": field != v,
-                "<": field < v,
-                "<=": field <= v,
-                ">": field > v,
-                ">=": field >= v,
-            }[node.op]
-        if isinstance(node, InList):
-            first = scalar(node.values[0], col)
-            inside = field.isin(pa.array([scalar(v, col).as_py() for v in node.values], type=first.type))
-            return (~inside & field.is_valid()) if node.negated else inside
-        if isinstance(node, Between):
-            inside = (field >= scalar(node.low, col)) & (field <= scalar(node.high, col))
-            return ~inside if node.negated else inside
-        if isinstance(node, IsNull):
-            return field.is_valid() if node.negated else field.is_null()
-        raise PredicateError(f"unsupported predicate node {node!r}")
-
-    return render(bound.node)
+    return render(bound)

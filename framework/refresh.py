@@ -36,7 +36,8 @@ period (a refresh still running may be about to commit them).
 from __future__ import annotations
 
 import contextlib
-import shutil
+import math
+import os
 import time
 import warnings
 from dataclasses import asdict, dataclass, field
@@ -44,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from lakesieve import registry
-from lakesieve.errors import CommitConflictError, LakesieveError
+from lakesieve.errors import CommitConflictError, LakesieveError, OptionError
 from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant, Snapshot
 from lakesieve.overlay import DELTA_COLUMNS
 from lakesieve.planner import LakesieveWarning
@@ -85,9 +86,9 @@ class RefreshPolicy:
             raise LakesieveError(f"refresh option max_deltas must be >= 0, got {self.max_deltas}")
         if self.max_delta_rows < 0:
             raise LakesieveError(f"refresh option max_delta_rows must be >= 0, got {self.max_delta_rows}")
-        if self.vacuum_grace_seconds < 0:
+        if not math.isfinite(self.vacuum_grace_seconds) or self.vacuum_grace_seconds < 0:
             raise LakesieveError(
-                f"refresh option vacuum_grace_seconds must be >= 0, got {self.vacuum_grace_seconds}"
+                f"refresh option vacuum_grace_seconds must be a finite number >= 0, got {self.vacuum_grace_seconds}"
             )
 
 
@@ -288,8 +289,7 @@ def _commit_state(
 
 
 def _discard(table: Table, name: str, state_id: str) -> None:
-    with contextlib.suppress(OSError):
-        shutil.rmtree(table.store.data_dir / name / state_id)
+    table.store.remove_state_folder(name, state_id)
 
 
 # --------------------------------------------------------------------------- refresh
@@ -422,7 +422,21 @@ def _kept_states(definition: IndexDefinition, on_timeline: set[str]) -> set[str]
 
 
 def vacuum(table: Table, grace_seconds: float = 3600.0) -> VacuumResult:
-    """Remove index states and files no longer needed; see the module docstring."""
+    """Remove index states and files no longer needed; see the module docstring.
+
+    Only plain ``data/<index>/<state id>`` folders under the index root are
+    removed: a symbolic link anywhere below the root is never followed or
+    deleted through, and ids from the log must be plain names.
+
+    Raises:
+        OptionError: ``grace_seconds`` is negative or not a finite number.
+        IndexCorruptError: the log is damaged (see ``lakesieve index repair``), or
+            the root's ``_log`` or ``data`` folder is a symbolic link.
+    """
+    if not isinstance(grace_seconds, (int, float)) or not math.isfinite(grace_seconds) or grace_seconds < 0:
+        raise OptionError(f"vacuum grace seconds must be a finite number >= 0, got {grace_seconds!r}")
+    store = table.store
+    store.check_layout()
     on_timeline = {i.id for i in table.timeline()}
     out = VacuumResult()
     removed: list[IndexState] = []
@@ -438,29 +452,30 @@ def vacuum(table: Table, grace_seconds: float = 3600.0) -> VacuumResult:
                     acts.append({"op": "remove_state", "index": definition.name, "state_id": state_id})
         return acts
 
-    snap = table.store.read_log()
+    snap = store.read_log()
     if actions(snap):
-        table.store.commit_with_retry(actions)
-        table.store.delete_state_files(removed)
+        store.commit_with_retry(actions)
+        store.delete_state_files(removed)
         out.states_removed = [s.state_id for s in removed]
-    referenced = {
-        (d.name, s.state_id) for d in table.store.read_log().indexes.values() for s in d.by_id.values()
-    }
+    referenced = {(d.name, s.state_id) for d in store.read_log().indexes.values() for s in d.by_id.values()}
     cutoff = time.time() - grace_seconds
-    for index_name, state_id, folder in state_folders(table.store):
+    for index_name, state_id, folder in state_folders(store):
         if (index_name, state_id) in referenced:
             continue
         try:
-            newest = max([folder.stat().st_mtime] + [p.stat().st_mtime for p in folder.iterdir()])
+            with os.scandir(folder) as entries:
+                times = [e.stat(follow_symlinks=False).st_mtime for e in entries]
+            newest = max([folder.lstat().st_mtime, *times])
         except OSError:
             continue
-        if newest <= cutoff:
-            shutil.rmtree(folder, ignore_errors=True)
+        if newest <= cutoff and store.remove_tree(folder):
             out.orphan_folders_removed.append(f"{index_name}/{state_id}")
-    if table.store.log_dir.is_dir():
-        for tmp in table.store.log_dir.glob(".tmp-*.json"):
+    if store.log_dir.is_dir():
+        with os.scandir(store.log_dir) as entries:
+            temps = [e for e in entries if e.name.startswith(".tmp-") and e.is_file(follow_symlinks=False)]
+        for tmp in temps:
             with contextlib.suppress(OSError):
-                if tmp.stat().st_mtime <= cutoff:
-                    tmp.unlink()
+                if tmp.stat(follow_symlinks=False).st_mtime <= cutoff:
+                    os.unlink(tmp.path)
                     out.temp_files_removed += 1
     return out

@@ -4,15 +4,29 @@ Embedded ``local[*]`` by default. ``LAKESIEVE_SPARK_MASTER`` picks another
 master (``spark://host:7077``, ``yarn``...), ``LAKESIEVE_SPARK_REMOTE`` a Spark
 Connect server, and ``LAKESIEVE_SPARK_CONF`` adds ``key=value`` settings
 separated by commas. The same code runs on a laptop and on a cluster.
+
+**The JVM dies with its Python parent.** pyspark starts the driver JVM as a
+child process that exits when its stdin closes, but that exit runs Spark's
+shutdown hooks and can outlive a killed parent by seconds. On Linux, when the
+session is started from the main thread, the JVM is launched with
+``prctl(PR_SET_PDEATHSIG, SIGKILL)``: the kernel kills it the moment this
+process dies, however it dies. This is done by wrapping the ``Popen`` that
+``pyspark.java_gateway`` uses, only while :func:`get_spark` starts the
+session (under this module's lock), and restoring it afterwards. From
+another thread it is skipped, because the kernel ties the signal to the
+thread that started the child, not to the process.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import os
+import signal
 import sys
 import threading
-from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -44,6 +58,55 @@ def _conf_from_env() -> dict[str, str]:
             key, value = item.split("=", 1)
             out[key.strip()] = value.strip()
     return out
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _pdeathsig_setter(parent: int) -> Callable[[], None] | None:
+    """A ``preexec_fn`` body that makes the child get SIGKILL when ``parent`` dies (Linux only)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # resolved here, not in the forked child
+    except (OSError, AttributeError):
+        return None
+
+    def die_with_parent() -> None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+        if os.getppid() != parent:  # the parent died before the request took effect
+            os._exit(1)
+
+    return die_with_parent
+
+
+@contextlib.contextmanager
+def _jvm_dies_with_parent() -> Iterator[None]:
+    """While the session starts, launch the gateway JVM so that it dies with this process."""
+    setter = _pdeathsig_setter(os.getpid())
+    if setter is None or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    import pyspark.java_gateway as java_gateway
+
+    original = java_gateway.Popen
+
+    def popen(*args: Any, **kwargs: Any) -> Any:
+        inner = kwargs.get("preexec_fn")
+
+        def preexec() -> None:
+            if inner is not None:
+                inner()
+            setter()
+
+        kwargs["preexec_fn"] = preexec
+        return original(*args, **kwargs)
+
+    java_gateway.Popen = popen  # type: ignore[assignment,misc]
+    try:
+        yield
+    finally:
+        java_gateway.Popen = original  # type: ignore[misc]
 
 
 def get_spark(
@@ -78,7 +141,8 @@ def get_spark(
         settings.update(conf or {})
         for key, value in settings.items():
             builder = builder.config(key, value)
-        spark = builder.getOrCreate()
+        with _jvm_dies_with_parent():
+            spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR") if not remote else None
         from lakesieve.datasource import register_data_source
 

@@ -3,6 +3,7 @@
 Layout under the index root (``<table>/.lakesieve/`` by default)::
 
     _log/00000000000000000000.json   one commit per file, numbered from 0
+    _log/_head.json                  the highest version ever committed (a hint)
     data/<index name>/<state id>/<file name>.arrow
 
 A commit lists actions; replaying the log from 0 gives the state of every
@@ -13,18 +14,39 @@ two writers racing for the same version cannot both win (the loser gets
 Data files are written before the commit that names them, so a crash leaves
 the previous state intact and at worst some unreferenced files.
 
-Index files are data, never code: Arrow IPC read with pyarrow, checked
-against the SHA-256 recorded in the log before use. Paths in the log must stay
-inside the index root.
+**Checksums.** Every data file's SHA-256 is recorded in the log, and every
+commit carries ``checksum``: the SHA-256 of its canonical JSON (sorted keys,
+no whitespace) without that field, version included. A commit whose checksum
+is missing or wrong counts as unreadable, exactly like one that is not JSON:
+the project has no released log without checksums, so none is accepted. The
+checksum catches edits and damage, not an attacker who recomputes it. After
+each commit ``_head.json`` records the version written, so a deleted newest
+commit is noticed (the hint can lag behind, never run ahead).
+
+**Damaged logs.** :meth:`IndexStore.read_log` is strict by default: writers
+(build, refresh, drop, vacuum) refuse to work on a log with an unreadable,
+missing or tampered commit, and name ``lakesieve index repair``. Readers ask
+for ``strict=False`` and get the state of every commit before the first bad
+one (the previous good state) plus :attr:`LogSnapshot.problems`, which they
+turn into warnings.
+
+**Confinement.** Nothing the store reads, writes or deletes resolves outside
+the index root: ids and names from the log must be plain names, file paths
+must stay under ``data/``, and no path below the root may pass through a
+symbolic link (lakesieve never creates one; a planted one is refused, never
+followed, never deleted through).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
 import re
+import shutil
+import stat
 import time
 import uuid
 from collections.abc import Iterable
@@ -40,6 +62,9 @@ from lakesieve.model import BuiltIndex
 DEFAULT_DIRNAME = ".lakesieve"
 LOG_DIR = "_log"
 DATA_DIR = "data"
+HEAD_FILE = "_head.json"
+#: Suffix of a log folder :func:`lakesieve.repair.repair` moved aside.
+DAMAGED_PREFIX = "_log.damaged-"
 _VERSION_DIGITS = 20
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 
@@ -149,21 +174,76 @@ class IndexDefinition:
         return best
 
 
+@dataclass(frozen=True)
+class LogProblem:
+    """A commit of the log that could not be used.
+
+    Attributes:
+        version: the commit's number.
+        reason: why (missing, not JSON, checksum mismatch, bad action...).
+        indexes: the index names its actions mention, when they could be read.
+    """
+
+    version: int
+    reason: str
+    indexes: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return f"index log commit {self.version} {self.reason}"
+
+
 @dataclass
 class LogSnapshot:
-    """The replayed log: every index by name, and the version it was read at."""
+    """The replayed log: every index by name, and the version it was read at.
+
+    ``problems`` is empty for a strict read; a lenient read stops at the first
+    bad commit and lists it (and a missing newest commit) there.
+    """
 
     version: int
     indexes: dict[str, IndexDefinition]
     table_fingerprint: str | None = None
+    problems: list[LogProblem] = field(default_factory=list)
 
 
-def _check_name(name: str, what: str) -> str:
-    if not _NAME_RE.match(name or ""):
+def check_name(name: str, what: str = "index name") -> str:
+    """Return ``name`` if it is a plain name (no path separator, no leading dot).
+
+    Raises:
+        IndexNotFoundError: it is not.
+    """
+    if not isinstance(name, str) or not _NAME_RE.match(name or ""):
         raise IndexNotFoundError(
             f"invalid {what} {name!r}: use letters, digits, '_', '-' or '.' (at most 128)"
         )
     return name
+
+
+_check_name = check_name
+
+
+def commit_checksum(body: dict[str, Any]) -> str:
+    """SHA-256 of a commit's canonical JSON without its ``checksum`` field."""
+    content = {k: v for k, v in body.items() if k != "checksum"}
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _clone(indexes: dict[str, IndexDefinition]) -> dict[str, IndexDefinition]:
+    """A copy that applying actions may change without touching ``indexes``."""
+    return {
+        n: dataclasses.replace(d, states=list(d.states), by_id=dict(d.by_id)) for n, d in indexes.items()
+    }
+
+
+def _mentioned(body: Any) -> tuple[str, ...]:
+    """The index names a parsed commit's actions mention (best effort)."""
+    names: set[str] = set()
+    actions = body.get("actions") if isinstance(body, dict) else None
+    for action in actions if isinstance(actions, list) else []:
+        if isinstance(action, dict) and isinstance(action.get("index"), str):
+            names.add(action["index"])
+    return tuple(sorted(names))
 
 
 class IndexStore:
@@ -178,54 +258,208 @@ class IndexStore:
         self.log_dir = self.root / LOG_DIR
         self.data_dir = self.root / DATA_DIR
 
+    # ------------------------------------------------------------ confinement
+
+    def confined(self, path: Path) -> Path:
+        """Return ``path`` if it lies under the root and no part below the root is a link.
+
+        Parts that do not exist yet are fine (nothing can redirect them).
+
+        Raises:
+            IndexCorruptError: the path leaves the root or passes through a symbolic link.
+        """
+        try:
+            rel = path.relative_to(self.root)
+        except ValueError:
+            raise IndexCorruptError(f"path {path} is outside the index root {self.root}") from None
+        if ".." in rel.parts:
+            raise IndexCorruptError(f"path {path} escapes the index root {self.root}")
+        current = self.root
+        for part in rel.parts:
+            current = current / part
+            try:
+                mode = os.lstat(current).st_mode
+            except FileNotFoundError:
+                break
+            except OSError as exc:
+                raise IndexCorruptError(f"index path {current} cannot be checked: {exc}") from exc
+            if stat.S_ISLNK(mode):
+                raise IndexCorruptError(
+                    f"index path {current} is a symbolic link; lakesieve never follows links in {self.root}"
+                )
+        return path
+
+    def check_layout(self) -> None:
+        """Refuse a root whose ``_log`` or ``data`` folder is a symbolic link.
+
+        Raises:
+            IndexCorruptError: one of them is a link.
+        """
+        self.confined(self.log_dir)
+        self.confined(self.data_dir)
+
+    def remove_tree(self, path: Path) -> bool:
+        """Delete a folder under the root without following any link; ``False`` if it was refused.
+
+        A folder reached through a link, or that is one, is left alone; links
+        inside it are removed as links (their targets are never touched).
+        """
+        try:
+            self.confined(path)
+            if not stat.S_ISDIR(os.lstat(path).st_mode):
+                return False
+        except (IndexCorruptError, OSError):
+            return False
+        shutil.rmtree(path, ignore_errors=True)
+        return not os.path.lexists(path)
+
+    def remove_state_folder(self, index: str, state_id: str) -> bool:
+        """Delete ``data/<index>/<state id>`` (both plain names) and all in it."""
+        try:
+            check_name(index, "index name")
+            check_name(state_id, "state id")
+        except IndexNotFoundError:
+            return False
+        return self.remove_tree(self.data_dir / index / state_id)
+
     # ------------------------------------------------------------------ log
 
-    def _versions(self) -> list[int]:
+    def versions(self) -> list[int]:
+        """The commit numbers present in the log folder, ascending."""
         if not self.log_dir.is_dir():
             return []
         out = []
-        for entry in self.log_dir.iterdir():
+        for entry in os.scandir(self.log_dir):
             stem, dot, ext = entry.name.partition(".")
             if dot and ext == "json" and stem.isdigit() and len(stem) == _VERSION_DIGITS:
                 out.append(int(stem))
         return sorted(out)
 
+    _versions = versions
+
     def _log_path(self, version: int) -> Path:
         return self.log_dir / f"{version:0{_VERSION_DIGITS}d}.json"
 
-    def read_log(self) -> LogSnapshot:
-        """Replay every commit and return the current state of all indexes.
+    def load_commit(self, version: int) -> list[dict[str, Any]]:
+        """The actions of one commit, after checking its checksum and version.
 
         Raises:
-            IndexCorruptError: a commit file is not valid JSON or has a bad shape.
+            IndexCorruptError: the commit is missing, unreadable, not a commit, or fails its checksum.
+        """
+        path = self._log_path(version)
+        try:
+            self.confined(path)
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as fh:
+                body = json.loads(fh.read().decode("utf-8"))
+        except FileNotFoundError:
+            raise IndexCorruptError(f"index log commit {path} is missing") from None
+        except IndexCorruptError:
+            raise
+        except (OSError, ValueError) as exc:
+            raise IndexCorruptError(f"index log commit {path} is unreadable: {exc}") from exc
+        if not isinstance(body, dict) or not isinstance(body.get("actions"), list):
+            raise IndexCorruptError(f"index log commit {path} is unreadable: no list of actions")
+        if body.get("checksum") != commit_checksum(body):
+            what = "has no checksum" if "checksum" not in body else "fails its checksum (edited or damaged)"
+            raise IndexCorruptError(f"index log commit {path} {what}")
+        if body.get("version") != version:
+            raise IndexCorruptError(f"index log commit {path} says it is version {body.get('version')!r}")
+        return list(body["actions"])
+
+    def apply_commit(
+        self, indexes: dict[str, IndexDefinition], actions: list[dict[str, Any]], fingerprint: str | None
+    ) -> tuple[dict[str, IndexDefinition], str | None]:
+        """Apply one commit's actions to a copy of ``indexes``; all of them or none.
+
+        Raises:
+            IndexCorruptError: an action has a bad shape, an unknown op or an unsafe name or path.
+        """
+        out = _clone(indexes)
+        try:
+            for action in actions:
+                fingerprint = self._apply(out, action, fingerprint)
+        except (KeyError, TypeError, ValueError, IndexNotFoundError) as exc:
+            raise IndexCorruptError(f"has a bad action: {exc}") from exc
+        return out, fingerprint
+
+    def head_hint(self) -> int:
+        """The highest version a writer recorded in ``_head.json`` (-1 when none)."""
+        path = self.log_dir / HEAD_FILE
+        try:
+            self.confined(path)
+            value = json.loads(path.read_text(encoding="utf-8")).get("version")
+        except (OSError, ValueError, AttributeError, IndexCorruptError):
+            return -1
+        return value if isinstance(value, int) and value >= 0 else -1
+
+    def _write_head(self, version: int) -> None:
+        if version <= self.head_hint():
+            return
+        tmp = self.log_dir / f".tmp-head-{uuid.uuid4().hex}.json"
+        with contextlib.suppress(OSError):
+            tmp.write_text(json.dumps({"version": version}), encoding="utf-8")
+            os.replace(tmp, self.log_dir / HEAD_FILE)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+    def read_log(self, strict: bool = True) -> LogSnapshot:
+        """Replay every commit and return the current state of all indexes.
+
+        Args:
+            strict: raise on the first bad commit (writers); when ``False``,
+                return the state before it with the problem listed (readers).
+
+        Raises:
+            IndexCorruptError: (strict) a commit is missing, unreadable, fails its
+                checksum or has a bad shape, or the newest commit was removed.
         """
         indexes: dict[str, IndexDefinition] = {}
         fingerprint: str | None = None
         version = -1
-        for v in self._versions():
+        problems: list[LogProblem] = []
+        for v in self.versions():
             if v != version + 1:
-                raise IndexCorruptError(f"index log {self.log_dir} is missing commit {version + 1}")
-            path = self._log_path(v)
+                problems.append(LogProblem(version + 1, "is missing"))
+                break
             try:
-                commit = json.loads(path.read_text(encoding="utf-8"))
-                actions = commit["actions"]
-                if not isinstance(actions, list):
-                    raise TypeError("actions is not a list")
-                for action in actions:
-                    fingerprint = self._apply(indexes, action, fingerprint)
-            except (OSError, ValueError, KeyError, TypeError) as exc:
-                raise IndexCorruptError(f"index log commit {path} is unreadable: {exc}") from exc
+                indexes, fingerprint = self.apply_commit(indexes, self.load_commit(v), fingerprint)
+            except IndexCorruptError as exc:
+                problems.append(self.problem(v, exc))
+                break
             version = v
-        return LogSnapshot(version, indexes, fingerprint)
+        if not problems:
+            head = self.head_hint()
+            if head > version:
+                problems.append(LogProblem(version + 1, f"is missing (commit {head} was written; the log ends at {version})"))
+        if problems and strict:
+            raise IndexCorruptError(
+                f"{problems[0]} in {self.log_dir}; run `lakesieve index repair` to rebuild the log"
+            )
+        return LogSnapshot(version, indexes, fingerprint, problems)
+
+    def problem(self, version: int, exc: IndexCorruptError) -> LogProblem:
+        """The :class:`LogProblem` of a commit that :meth:`load_commit` or :meth:`apply_commit` refused."""
+        reason = str(exc).replace(f"index log commit {self._log_path(version)} ", "")
+        return LogProblem(version, reason, self.peek_indexes(version))
+
+    def peek_indexes(self, version: int) -> tuple[str, ...]:
+        """The index names commit ``version`` mentions, read without trusting it (for reports)."""
+        try:
+            return _mentioned(json.loads(self._log_path(version).read_text(encoding="utf-8")))
+        except (OSError, ValueError):
+            return ()
 
     def _apply(
         self, indexes: dict[str, IndexDefinition], action: dict[str, Any], fingerprint: str | None
     ) -> str | None:
+        if not isinstance(action, dict):
+            raise TypeError("an action is not an object")
         op = action["op"]
         if op == "table":
             return str(action["fingerprint"])
         if op == "define":
-            name = _check_name(str(action["index"]), "index name")
+            name = check_name(action["index"], "index name")
             indexes[name] = IndexDefinition(
                 name=name,
                 type=str(action["type"]),
@@ -234,12 +468,12 @@ class IndexStore:
                 params=dict(action["params"]),
             )
         elif op == "add_state":
-            name = str(action["index"])
+            name = check_name(action["index"], "index name")
             if name not in indexes:
                 raise KeyError(f"state for undefined index {name!r}")
             files = tuple(
                 StoredFile(
-                    name=str(f["name"]),
+                    name=check_name(f["name"], "index file name"),
                     path=self._safe_rel(str(f["path"])),
                     sha256=str(f["sha256"]),
                     size_bytes=int(f["size_bytes"]),
@@ -249,15 +483,15 @@ class IndexStore:
             )
             state = IndexState(
                 index=name,
-                state_id=str(action["state_id"]),
+                state_id=check_name(action["state_id"], "state id"),
                 instant=str(action["instant"]),
                 instant_sort_key=str(action["instant_sort_key"]),
                 files=files,
                 meta=dict(action["meta"]),
                 created_ms=int(action["created_ms"]),
                 kind=str(action.get("kind") or "base"),
-                parent=(str(action["parent"]) if action.get("parent") else None),
-                base=(str(action["base"]) if action.get("base") else None),
+                parent=(check_name(action["parent"], "parent state id") if action.get("parent") else None),
+                base=(check_name(action["base"], "base state id") if action.get("base") else None),
             )
             if state.kind not in ("base", "delta") or (state.kind == "delta" and not state.parent):
                 raise ValueError(f"state {state.state_id} has kind {state.kind!r} without a parent")
@@ -267,33 +501,37 @@ class IndexStore:
             states.sort(key=lambda s: s.instant_sort_key)
             indexes[name].states = states
         elif op == "remove_state":
-            name = str(action["index"])
+            name = check_name(action["index"], "index name")
+            state_id = check_name(action["state_id"], "state id")
             if name in indexes:
-                indexes[name].states = [
-                    s for s in indexes[name].states if s.state_id != str(action["state_id"])
-                ]
-                indexes[name].by_id.pop(str(action["state_id"]), None)
+                indexes[name].states = [s for s in indexes[name].states if s.state_id != state_id]
+                indexes[name].by_id.pop(state_id, None)
         elif op == "drop":
-            indexes.pop(str(action["index"]), None)
+            indexes.pop(check_name(action["index"], "index name"), None)
         else:
             raise ValueError(f"unknown log action {op!r}")
         return fingerprint
 
     def _safe_rel(self, rel: str) -> str:
         parts = Path(rel).parts
-        if Path(rel).is_absolute() or ".." in parts or not parts or parts[0] != DATA_DIR:
+        if Path(rel).is_absolute() or ".." in parts or not parts or parts[0] != DATA_DIR or "\x00" in rel:
             raise ValueError(f"file path {rel!r} escapes the index root")
         return rel
 
     def commit(self, actions: list[dict[str, Any]], expected_version: int) -> int:
-        """Atomically write commit ``expected_version + 1``.
+        """Atomically write commit ``expected_version + 1`` (with its checksum).
 
         Raises:
             CommitConflictError: another writer committed that version first.
+            IndexCorruptError: the log folder is reached through a symbolic link.
         """
+        self.confined(self.log_dir)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         version = expected_version + 1
-        body = {"version": version, "timestamp_ms": int(time.time() * 1000), "actions": actions}
+        body: dict[str, Any] = {"version": version, "timestamp_ms": int(time.time() * 1000), "actions": actions}
+        # the checksum covers what a reader will parse back, so compute it on the round trip
+        body = json.loads(json.dumps(body, sort_keys=True))
+        body["checksum"] = commit_checksum(body)
         tmp = self.log_dir / f".tmp-{uuid.uuid4().hex}.json"
         tmp.write_text(json.dumps(body, indent=1, sort_keys=True), encoding="utf-8")
         target = self._log_path(version)
@@ -306,6 +544,7 @@ class IndexStore:
         finally:
             with contextlib.suppress(OSError):
                 tmp.unlink()
+        self._write_head(version)
         return version
 
     def commit_with_retry(
@@ -333,13 +572,15 @@ class IndexStore:
 
     def write_files(self, index: str, built: BuiltIndex) -> tuple[str, list[dict[str, Any]]]:
         """Write a built index's tables as Arrow IPC files; return the state id and file records."""
-        _check_name(index, "index name")
+        check_name(index, "index name")
+        for name in built.files:
+            check_name(name, "index file name")
         state_id = f"{int(time.time() * 1000)}-{uuid.uuid4().hex[:12]}"
-        folder = self.data_dir / index / state_id
+        folder = self.confined(self.data_dir / index / state_id)
         folder.mkdir(parents=True, exist_ok=True)
+        self.confined(folder)
         records = []
         for name, table in sorted(built.files.items()):
-            _check_name(name, "index file name")
             path = folder / f"{name}.arrow"
             sink = pa.BufferOutputStream()
             with ipc.new_file(sink, table.schema) as writer:
@@ -359,35 +600,52 @@ class IndexStore:
             )
         return state_id, records
 
+    def read_bytes(self, f: StoredFile) -> bytes:
+        """One data file's bytes, checked against its checksum; never through a link.
+
+        Raises:
+            IndexCorruptError: the file is missing, a link, unreadable or fails its checksum.
+        """
+        path = self.root / self._safe_rel(f.path)
+        self.confined(path)
+        try:
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as fh:
+                data = fh.read()
+        except OSError as exc:
+            raise IndexCorruptError(f"index file {path} is unreadable: {exc}") from exc
+        if hashlib.sha256(data).hexdigest() != f.sha256:
+            raise IndexCorruptError(f"index file {path} fails its checksum")
+        return data
+
     def read_files(self, state: IndexState) -> dict[str, pa.Table]:
         """Read and verify a state's data files.
 
         Raises:
-            IndexCorruptError: a file is missing, fails its checksum or does not decode.
+            IndexCorruptError: a file is missing, a link, fails its checksum or does not decode.
         """
         out: dict[str, pa.Table] = {}
         for f in state.files:
-            path = self.root / f.path
-            try:
-                data = path.read_bytes()
-            except OSError as exc:
-                raise IndexCorruptError(f"index file {path} is unreadable: {exc}") from exc
-            if hashlib.sha256(data).hexdigest() != f.sha256:
-                raise IndexCorruptError(f"index file {path} fails its checksum")
+            data = self.read_bytes(f)
             try:
                 out[f.name] = ipc.open_file(pa.py_buffer(data)).read_all()
             except (pa.ArrowException, OSError, ValueError) as exc:
-                raise IndexCorruptError(f"index file {path} does not decode: {exc}") from exc
+                raise IndexCorruptError(f"index file {self.root / f.path} does not decode: {exc}") from exc
         return out
 
     def delete_state_files(self, states: Iterable[IndexState]) -> None:
-        """Remove the data files of states no longer in the log."""
+        """Remove the data files of states no longer in the log (never through a link)."""
         for state in states:
             for f in state.files:
-                with contextlib.suppress(OSError):
-                    (self.root / f.path).unlink()
-            with contextlib.suppress(OSError):
-                (self.data_dir / state.index / state.state_id).rmdir()
+                path = self.root / f.path
+                with contextlib.suppress(OSError, IndexCorruptError, ValueError):
+                    self._safe_rel(f.path)
+                    self.confined(path)
+                    path.unlink()
+            with contextlib.suppress(OSError, IndexCorruptError, IndexNotFoundError):
+                folder = self.data_dir / check_name(state.index) / check_name(state.state_id, "state id")
+                self.confined(folder)
+                folder.rmdir()
 
 
 def add_state_action(
@@ -421,14 +679,22 @@ def add_state_action(
 
 
 def state_folders(store: IndexStore) -> list[tuple[str, str, Path]]:
-    """Every ``data/<index>/<state id>`` folder on disk, referenced or not."""
+    """Every ``data/<index>/<state id>`` folder on disk, referenced or not.
+
+    Symbolic links are skipped, never followed.
+
+    Raises:
+        IndexCorruptError: ``data`` itself is reached through a link.
+    """
     out: list[tuple[str, str, Path]] = []
+    store.confined(store.data_dir)
     if not store.data_dir.is_dir():
         return out
-    for index_dir in sorted(store.data_dir.iterdir()):
-        if not index_dir.is_dir():
-            continue
-        for state_dir in sorted(index_dir.iterdir()):
-            if state_dir.is_dir():
-                out.append((index_dir.name, state_dir.name, state_dir))
+    with os.scandir(store.data_dir) as indexes:
+        index_dirs = sorted((e.name, Path(e.path)) for e in indexes if e.is_dir(follow_symlinks=False))
+    for index_name, index_dir in index_dirs:
+        with os.scandir(index_dir) as states:
+            for entry in sorted(states, key=lambda e: e.name):
+                if entry.is_dir(follow_symlinks=False):
+                    out.append((index_name, entry.name, Path(entry.path)))
     return out

@@ -44,6 +44,7 @@ from lakesieve.store import (
     IndexState,
     IndexStore,
     add_state_action,
+    check_name,
 )
 
 if TYPE_CHECKING:
@@ -279,7 +280,7 @@ class Table:
             options=str_options,
             key_type=col.spark_type,
         )
-        name = name or f"{col.name}_{type}"
+        name = check_name(name or f"{col.name}_{type}", "index name")
         existing = self.store.read_log().indexes.get(name)
         if existing is not None and (existing.type != type or existing.column != col.name):
             raise OptionError(
@@ -517,11 +518,17 @@ class Table:
     ) -> tuple[list[LoadedIndex], list[str]]:
         notes: list[str] = []
         try:
-            log = self.store.read_log()
+            log = self.store.read_log(strict=False)  # a bad commit: the states before it, and a warning
         except IndexCorruptError as exc:
             msg = f"index log of table {self.path} is unreadable ({exc}); reading every location"
             warnings.warn(msg, LakesieveWarning, stacklevel=3)
             return [], [msg]
+        for problem in log.problems:
+            notes.append(
+                f"{problem} (table {self.path}); using the index states committed before it "
+                "(`lakesieve index repair` fixes the log)"
+            )
+            warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
         timeline = {i.id for i in line}
         out: list[LoadedIndex] = []
         for definition in log.indexes.values():

@@ -13,6 +13,7 @@ from lakesieve.errors import ColumnNotFoundError, PredicateError
 from lakesieve.predicate import (
     And,
     Between,
+    ColumnTruth,
     Compare,
     Const,
     InList,
@@ -63,12 +64,17 @@ def test_fractional_bounds_on_integer_columns_are_tightened() -> None:
     # a < 3.5 keeps exactly the rows a <= 3 keeps; a = 3.5 keeps none
     assert bind("a < 3.5", SCHEMA).node == Compare("a", "<=", 3)
     assert bind("a > 3.5", SCHEMA).node == Compare("a", ">=", 4)
-    assert bind("a = 3.5", SCHEMA).node == Const(False)
+    # a = 3.5 is FALSE for every non-NULL a, NULL for the others (so NOT keeps no NULL row)
+    assert bind("a = 3.5", SCHEMA).node == ColumnTruth("a", False)
+    assert bind("a != 3.5", SCHEMA).node == ColumnTruth("a", True)
 
 
-def test_null_comparisons_are_false() -> None:
-    assert bind("a = NULL", SCHEMA).node == Const(False)
-    assert bind("a NOT IN (1, NULL)", SCHEMA).node == Const(False)
+def test_null_comparisons_stay_null() -> None:
+    # three-valued logic: a comparison with NULL is NULL, and so is its negation
+    assert bind("a = NULL", SCHEMA).node == Const(None)
+    assert bind("NOT (a = NULL)", SCHEMA).node == Not(Const(None))
+    assert push_not(bind("NOT (a = NULL)", SCHEMA).node) == Const(None)
+    assert bind("a NOT IN (1, NULL)", SCHEMA).node == InList("a", (1,), negated=True, has_null=True)
 
 
 def test_case_insensitive_columns_like_spark() -> None:
@@ -84,7 +90,7 @@ def test_case_insensitive_columns_like_spark() -> None:
         ("d = 'yesterday'", PredicateError, "'d'"),
         ("a = 'abc'", PredicateError, "'a'"),
         ("(a = 1", PredicateError, "')'"),
-        ("a = 99999999999999999999", PredicateError, "bigint"),
+        ("a > 99999999999999999999", PredicateError, "bigint"),
         ("a LIKE 'x'", PredicateError, "a LIKE"),
         ("", PredicateError, "empty"),
     ],

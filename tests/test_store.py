@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 from lakesieve.errors import CommitConflictError, IndexCorruptError
 from lakesieve.model import BuiltIndex
-from lakesieve.store import IndexStore
+from lakesieve.store import IndexStore, commit_checksum
 
 
 def _define(name: str = "k_sieve") -> dict:
@@ -102,6 +102,11 @@ def test_garbage_log_is_corrupt_not_a_crash(tmp_path: Path) -> None:
     (store.log_dir / f"{1:020d}.json").write_text("{not json")
     with pytest.raises(IndexCorruptError):
         store.read_log()
-    (store.log_dir / f"{1:020d}.json").write_text(json.dumps({"actions": [{"op": "exec"}]}))
+    (store.log_dir / f"{1:020d}.json").write_text(json.dumps({"version": 1, "actions": [{"op": "define"}]}))
+    with pytest.raises(IndexCorruptError, match="has no checksum"):
+        store.read_log()
+    body = {"version": 1, "actions": [{"op": "exec"}]}
+    body["checksum"] = commit_checksum(body)
+    (store.log_dir / f"{1:020d}.json").write_text(json.dumps(body))
     with pytest.raises(IndexCorruptError, match="unknown log action"):
         store.read_log()
