@@ -125,13 +125,11 @@ def _iceberg_create(path: Path, spec: TableSpec) -> None:
 
 
 def _iceberg_mutate(path: Path, m: Mutation) -> None:
-    from pyiceberg.expressions import In
-
     table = _iceberg_table(path)
     if m.kind == "append":
         table.append(to_arrow(m.rows))
     elif m.kind == "delete":
-        table.delete(In("id", m.ids))
+        table.delete(f"id IN ({', '.join(str(i) for i in m.ids)})")
     else:
         table.upsert(to_arrow(m.rows), join_cols=["id"])
 
