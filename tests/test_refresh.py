@@ -21,7 +21,14 @@ from lakesieve.refresh import RefreshPolicy
 from lakesieve.table import Table
 from lakesieve.table import open as open_table
 
-from tests.tables import make_rows, rows_by_location, sorted_rows, true_locations, write_rows
+from tests.tables import (
+    expected_rows,
+    make_rows,
+    rows_by_location,
+    sorted_rows,
+    true_locations,
+    write_rows,
+)
 
 TYPES = ("sieve", "zonemap", "bloom", "exact")
 QUERIES = (
@@ -42,14 +49,14 @@ def _check_every_instant(spark: Any, table: Table, queries: tuple[str, ...] = QU
     for inst in table.timeline():
         by_loc = rows_by_location(table, inst.id)
         for where in queries:
-            truth = true_locations(table, where, by_loc)
+            truth = true_locations(spark, where, by_loc)
             plan = table.plan(where, as_of=inst.id)
             selected = {u.location for u in plan.units}
             assert truth <= selected, (inst.id, where, truth - selected)
     last = table.timeline()[-1].id
     for where in queries[:4]:
-        assert sorted_rows(table.read(spark, where, as_of=last)) == sorted_rows(
-            table.full_read(spark, where, as_of=last)
+        assert sorted_rows(table.read(spark, where, as_of=last)) == expected_rows(
+            spark, table.path, where, last
         ), where
 
 
@@ -93,7 +100,7 @@ def test_refresh_inserts_and_deletes_then_compact(spark: Any, table: Table) -> N
     results = {r.index: r for r in table.refresh(spark=spark)}
     assert results["k_exact"].action == "delta" and results["k_exact"].delta_rows > 0
     # new keys are found through the delta overlay
-    truth = true_locations(table, "k = 215", rows_by_location(table))
+    truth = true_locations(spark, "k = 215", rows_by_location(table))
     assert truth and _selected(table, "k = 215", "k_exact") == truth
     _check_every_instant(spark, table)
     before = table.describe_index("k_exact")
@@ -104,7 +111,7 @@ def test_refresh_inserts_and_deletes_then_compact(spark: Any, table: Table) -> N
     # after compaction the exact index answers exactly: deleted keys are gone
     by_loc = rows_by_location(table)
     for where in ("k = 5", "k = 215", "k in (1, 100, 205)"):
-        assert _selected(table, where, "k_exact") == true_locations(table, where, by_loc), where
+        assert _selected(table, where, "k_exact") == true_locations(spark, where, by_loc), where
     _check_every_instant(spark, table)
 
 
@@ -132,8 +139,8 @@ def test_time_travel_uses_older_states(spark: Any, table: Table) -> None:
     assert plan.units == ()  # k = 240 did not exist at the first instant
     for item in plan.indexes:
         assert item.state is not None and item.state.instant == first
-    assert sorted_rows(table.read(spark, "k < 40", as_of=first)) == sorted_rows(
-        table.full_read(spark, "k < 40", as_of=first)
+    assert sorted_rows(table.read(spark, "k < 40", as_of=first)) == expected_rows(
+        spark, table.path, "k < 40", first
     )
     assert table.read(spark, "id >= 600", as_of=first).count() == 0
     _check_every_instant(spark, table)
@@ -194,8 +201,8 @@ def test_corrupt_delta_falls_back_to_the_state_before_it(spark: Any, table: Tabl
     for where in ("k = 205", "k = 206", "k >= 200", "k < 3"):
         plan = fresh.plan(where)
         assert true_locations(fresh, where, rows_by_location(fresh)) <= {u.location for u in plan.units}
-    assert sorted_rows(fresh.read(spark, "k = 205")) == sorted_rows(fresh.full_read(spark, "k = 205"))
-    assert sorted_rows(fresh.read(spark, "k >= 200")) == sorted_rows(fresh.full_read(spark, "k >= 200"))
+    assert sorted_rows(fresh.read(spark, "k = 205")) == expected_rows(spark, fresh.path, "k = 205")
+    assert sorted_rows(fresh.read(spark, "k >= 200")) == expected_rows(spark, fresh.path, "k >= 200")
 
 
 def test_corrupt_middle_delta_keeps_the_states_before_it(spark: Any, table: Table) -> None:
@@ -220,7 +227,7 @@ def test_corrupt_middle_delta_keeps_the_states_before_it(spark: Any, table: Tabl
     # ids 600-619, 700-719, 800-819 are new rows with k 200-206, 233-239, 266-273
     for where in ("k = 201", "k = 235", "k = 270", "k between 204 and 268", "k = 5"):
         assert true_locations(fresh, where, by_loc) <= {u.location for u in fresh.plan(where).units}, where
-    assert sorted_rows(fresh.read(spark, "k = 235")) == sorted_rows(fresh.full_read(spark, "k = 235"))
+    assert sorted_rows(fresh.read(spark, "k = 235")) == expected_rows(spark, fresh.path, "k = 235")
     # as of delta 1's own instant the index is not stale at all
     early = fresh.plan("k = 201", as_of=states[0].instant)
     item = next(i for i in early.indexes if i.definition.name == "k_sieve")
@@ -238,7 +245,7 @@ def test_corrupt_base_still_disables_the_index(spark: Any, table: Table) -> None
         plan = fresh.plan("k = 205")
     exact = next(i for i in plan.indexes if i.definition.name == "k_exact")
     assert not exact.usable and "unreadable" in exact.error
-    assert sorted_rows(fresh.read(spark, "k = 205")) == sorted_rows(fresh.full_read(spark, "k = 205"))
+    assert sorted_rows(fresh.read(spark, "k = 205")) == expected_rows(spark, fresh.path, "k = 205")
 
 
 @pytest.fixture(scope="module")
@@ -262,7 +269,7 @@ def chained(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_damaged_index_files_never_lose_rows(
-    chained: dict[str, Any], tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+    spark: Any, chained: dict[str, Any], tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
 ) -> None:
     """Any index files garbled, cut short or deleted: at every instant the plans still cover the truth."""
     work = tmp_path_factory.mktemp("damaged") / "t"
@@ -283,7 +290,7 @@ def test_damaged_index_files_never_lose_rows(
         warnings.simplefilter("ignore")
         for inst_id, by_loc in chained["truth"].items():
             for where in QUERIES:
-                truth = true_locations(table, where, by_loc)
+                truth = true_locations(spark, where, by_loc)
                 selected = {u.location for u in table.plan(where, as_of=inst_id).units}
                 assert truth <= selected, (victims, inst_id, where, truth - selected)
 
@@ -319,7 +326,7 @@ def test_auto_refresh_on_read(spark: Any, table: Table) -> None:
     write_rows(spark, Path(table.path), make_rows(range(600, 630), 6), mode="upsert")
     auto = open_table(table.path, auto_refresh=True)
     rows = auto.read(spark, "k = 205")
-    assert sorted_rows(rows) == sorted_rows(auto.full_read(spark, "k = 205"))
+    assert sorted_rows(rows) == expected_rows(spark, auto.path, "k = 205")
     latest = auto.timeline()[-1].id
     assert all(d.latest().instant == latest for d in auto.indexes())
 

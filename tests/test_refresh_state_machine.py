@@ -117,7 +117,7 @@ class RefreshMachine(RuleBasedStateMachine):
         for inst in table.timeline():
             by_loc = rows_by_location(table, inst.id)
             for where in QUERIES:
-                truth = true_locations(table, where, by_loc)
+                truth = true_locations(self.spark, where, by_loc)
                 selected = {u.location for u in table.plan(where, as_of=inst.id).units}
                 assert truth <= selected, (self.fmt, inst.id, where, truth - selected)
 

@@ -10,6 +10,7 @@ from typing import Any
 import lakesieve
 import pytest
 from lakesieve.cli import main
+from lakesieve.session import get_spark
 
 from tests.tables import make_rows, rows_by_location, true_locations, write_rows
 
@@ -47,7 +48,7 @@ def _assert_exact(path: Path) -> None:
     table = lakesieve.open(path)
     by_loc = rows_by_location(table)
     for where in WHERE:
-        truth = true_locations(table, where, by_loc)
+        truth = true_locations(get_spark(), where, by_loc)
         assert truth and truth <= {u.location for u in table.plan(where).units}, where
 
 

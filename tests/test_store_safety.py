@@ -18,6 +18,7 @@ import pytest
 from lakesieve.cli import main
 from lakesieve.errors import IndexCorruptError
 from lakesieve.planner import LakesieveWarning
+from lakesieve.session import get_spark
 from lakesieve.store import commit_checksum
 
 from tests.tables import make_rows, rows_by_location, true_locations, write_rows
@@ -73,7 +74,7 @@ def _vacuum(table: Path) -> int:
 def _assert_exact(table: Any, where: str) -> None:
     """The plan holds every location with a matching row, and the driver read returns every such row."""
     by_loc = rows_by_location(table)
-    truth = true_locations(table, where, by_loc)
+    truth = true_locations(get_spark(), where, by_loc)
     assert truth, f"{where} matches nothing: the check would prove nothing"
     assert truth <= {u.location for u in table.plan(where).units}, where
     expected = (
