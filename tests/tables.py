@@ -93,15 +93,15 @@ def hudi_location(partition_path: str | None, file_name: str) -> str:
 def rows_by_location(table: Table, as_of: str | None = None) -> dict[str, pa.Table]:
     """Every location's rows at an instant, read by the format's own reader (not by lakesieve's).
 
-    Hudi: hudi-rs at ``as_of``, locations from its meta columns. Delta and Iceberg
-    (latest version only): every live data file in delta-rs's or pyiceberg's file
-    list, read by pyarrow.
+    Hudi: hudi-rs at ``as_of``, one file slice at a time. Delta and Iceberg: every
+    live data file in delta-rs's or pyiceberg's file list at ``as_of`` (a version or
+    snapshot id), read by pyarrow.
     """
     if table.format != "hudi":
         from tests.differential.formats import data_files
 
-        assert as_of is None, "Delta and Iceberg rows by location are read at the latest version only"
-        return {loc: plain_types(t) for loc, t in data_files(table.format, Path(table.path)) if t.num_rows}
+        files = data_files(table.format, Path(table.path), as_of)
+        return {loc: plain_types(t) for loc, t in files if t.num_rows}
     return hudi_rs_rows_by_location(table.path, as_of)
 
 

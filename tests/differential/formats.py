@@ -81,10 +81,10 @@ def _delta_native(path: Path) -> pa.Table:
     return plain(DeltaTable(str(path)).to_pyarrow_table())
 
 
-def _delta_files(path: Path) -> list[tuple[str, pa.Table]]:
+def _delta_files(path: Path, version: str | None = None) -> list[tuple[str, pa.Table]]:
     from deltalake import DeltaTable
 
-    table = DeltaTable(str(path))
+    table = DeltaTable(str(path), version=int(version) if version is not None else None)
     actions = pa.table(table.get_add_actions(flatten=True))
     assert (
         "deletionVector.storageType" not in actions.column_names
@@ -150,9 +150,11 @@ def _iceberg_native(path: Path) -> pa.Table:
     return plain(iceberg_static(path).scan().to_arrow())
 
 
-def _iceberg_files(path: Path) -> list[tuple[str, pa.Table]]:
+def _iceberg_files(path: Path, snapshot: str | None = None) -> list[tuple[str, pa.Table]]:
     out = []
-    for task in iceberg_static(path).scan().plan_files():
+    table = iceberg_static(path)
+    scan = table.scan(snapshot_id=int(snapshot)) if snapshot is not None else table.scan()
+    for task in scan.plan_files():
         assert not task.delete_files, "pyiceberg wrote a delete file; apply it here first"
         local = task.file.file_path.removeprefix("file://")
         out.append((os.path.relpath(local, os.path.abspath(path)), pq.read_table(local)))
@@ -280,9 +282,12 @@ def rows_with_location(fmt: str, path: Path, schema: pa.Schema = SCHEMA) -> pa.T
     return pa.concat_tables(parts)
 
 
-def data_files(fmt: str, path: Path) -> list[tuple[str, pa.Table]]:
-    """Delta or Iceberg: every live data file's location and rows, read by pyarrow as written."""
-    return _delta_files(path) if fmt == "delta" else _iceberg_files(path)
+def data_files(fmt: str, path: Path, as_of: str | None = None) -> list[tuple[str, pa.Table]]:
+    """Delta or Iceberg: every live data file's location and rows at ``as_of``, read by pyarrow.
+
+    ``as_of`` is a Delta version or an Iceberg snapshot id (latest when ``None``).
+    """
+    return _delta_files(path, as_of) if fmt == "delta" else _iceberg_files(path, as_of)
 
 
 def locations(fmt: str, path: Path) -> Sequence[str]:
