@@ -200,7 +200,7 @@ def test_corrupt_delta_falls_back_to_the_state_before_it(spark: Any, table: Tabl
     assert any("unreadable" in w for w in explained["warnings"])
     for where in ("k = 205", "k = 206", "k >= 200", "k < 3"):
         plan = fresh.plan(where)
-        assert true_locations(fresh, where, rows_by_location(fresh)) <= {u.location for u in plan.units}
+        assert true_locations(spark, where, rows_by_location(fresh)) <= {u.location for u in plan.units}
     assert sorted_rows(fresh.read(spark, "k = 205")) == expected_rows(spark, fresh.path, "k = 205")
     assert sorted_rows(fresh.read(spark, "k >= 200")) == expected_rows(spark, fresh.path, "k >= 200")
 
@@ -226,7 +226,7 @@ def test_corrupt_middle_delta_keeps_the_states_before_it(spark: Any, table: Tabl
     by_loc = rows_by_location(fresh)
     # ids 600-619, 700-719, 800-819 are new rows with k 200-206, 233-239, 266-273
     for where in ("k = 201", "k = 235", "k = 270", "k between 204 and 268", "k = 5"):
-        assert true_locations(fresh, where, by_loc) <= {u.location for u in fresh.plan(where).units}, where
+        assert true_locations(spark, where, by_loc) <= {u.location for u in fresh.plan(where).units}, where
     assert sorted_rows(fresh.read(spark, "k = 235")) == expected_rows(spark, fresh.path, "k = 235")
     # as of delta 1's own instant the index is not stale at all
     early = fresh.plan("k = 201", as_of=states[0].instant)
