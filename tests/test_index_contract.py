@@ -229,6 +229,15 @@ def test_complete_index_types_fail_on_a_refused_key_type() -> None:
             KeyQuery("range", high=dt.date(1969, 12, 31)),
             {"old"},
         ),
+        ("bigint", [(1, "a"), (2, "b")], KeyQuery("range", low=decimal.Decimal("1.5")), {"b"}),
+        ("bigint", [(1, "a"), (2, "b")], KeyQuery("points", (decimal.Decimal("1.5"),)), set()),
+        ("bigint", [(1, "a"), (2, "b")], KeyQuery("range", high=1.5), {"a"}),
+        (
+            "decimal(10,2)",
+            [(decimal.Decimal("1.00"), "a")],
+            KeyQuery("range", high=decimal.Decimal("0.999")),
+            set(),
+        ),
     ],
 )
 def test_truth_is_spark_sql(

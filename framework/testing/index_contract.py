@@ -311,6 +311,8 @@ def spark_semantics_key(value: Any) -> Any:
     """
     if isinstance(value, float):
         return (1, 0.0) if math.isnan(value) else (0, value + 0.0)
+    if isinstance(value, int | decimal.Decimal) and not isinstance(value, bool):
+        return (0, value)  # ints, decimals and floats compare exactly with each other
     if isinstance(value, str):
         return value.encode("utf-8", "surrogatepass")
     if isinstance(value, dt.datetime):
@@ -353,6 +355,15 @@ def spark_literal(value: Any, key_type: str) -> str:
     kind = _kind(key_type)
     if isinstance(value, bool) or kind.kind == "boolean":
         return "TRUE" if value else "FALSE"
+    if kind.kind in ("int", "decimal") and isinstance(value, float):
+        kind = KeyKind("double")  # a double asked of an exact column compares in double
+    if (
+        kind.kind in ("int", "decimal")
+        and isinstance(value, decimal.Decimal)
+        and value.is_finite()
+        and (kind.kind == "int" or -int(value.as_tuple().exponent) > kind.scale)
+    ):
+        return f"{value:f}BD"  # exact: Spark widens the column to the literal's decimal type
     if kind.kind in ("float", "double"):
         f = float(value)
         text = (
@@ -584,7 +595,9 @@ def _frame(spark: Any, key_type: str, columns: dict[str, list[Any]], ddl: str) -
     if kind.kind == "decimal":  # one scale for all, so Arrow takes values of any exponent
         quantum = decimal.Decimal(1).scaleb(-kind.scale)
         wide = decimal.Context(prec=60)
-        keys = [None if k is None else decimal.Decimal(k).quantize(quantum, context=wide) for k in keys]
+        keys = [
+            None if k is None else decimal.Decimal(k).quantize(quantum, context=wide) for k in keys
+        ]
     arrays = {"key": pa.array(keys, _arrow_type(key_type))}
     arrays["location"] = pa.array(columns.pop("location"), pa.string())
     for name, values in columns.items():
