@@ -43,6 +43,10 @@ PREDICATES = (
     "{c} < 0.5 and {c} > -0.5",
     "{c} > 0.1",
     "{c} <= -0.0",
+    "{c} = CAST('NaN' AS DOUBLE)",
+    "{c} >= CAST('Infinity' AS DOUBLE)",
+    "{c} in (CAST('NaN' AS DOUBLE), 1)",
+    "NOT ({c} < CAST('NaN' AS DOUBLE))",
 )
 
 
