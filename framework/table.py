@@ -279,7 +279,9 @@ class Table:
             options=str_options,
             key_type=col.spark_type,
         )
-        name = name or f"{col.name}_{type}"
+        from lakesieve.config import default_index_name
+
+        name = name or default_index_name(col.name, type)
         existing = self.store.read_log().indexes.get(name)
         if existing is not None and (existing.type != type or existing.column != col.name):
             raise OptionError(
