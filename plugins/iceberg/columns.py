@@ -112,9 +112,40 @@ def by_name_is_exact(metadata: TableMetadata) -> bool:
     if any(len(n) > 1 for n in id_names.values()) or any(len(i) > 1 for i in name_ids.values()):
         return False
     for name, field_id in name_mapping(metadata).items():
-        if name_ids.get(name, {field_id}) != {field_id}:
+        if name_ids.get(name) != {field_id}:  # an alias the schemas never used: by id
             return False
     return True
+
+
+def check_nested_fields(metadata: TableMetadata, table_path: str) -> None:
+    """Refuse a table whose history renamed, or dropped and re-added, a field nested in a struct.
+
+    Top-level fields are resolved by field id; nested ones by name inside
+    their column, which is exact only while their names and ids never changed.
+
+    Raises:
+        IcebergFeatureError: naming the table and the nested field.
+    """
+    from lakesieve.plugins.iceberg.errors import IcebergFeatureError
+    from pyiceberg.schema import index_name_by_id
+
+    top = {f.field_id for schema in metadata.schemas for f in schema.fields}
+    leaves: dict[int, set[str]] = {}
+    paths: dict[str, set[int]] = {}
+    for schema in metadata.schemas:
+        for field_id, name in index_name_by_id(schema).items():
+            if field_id in top:
+                continue
+            leaves.setdefault(field_id, set()).add(name.rsplit(".", 1)[-1])
+            paths.setdefault(name, set()).add(field_id)
+    bad = sorted(n for n, ids in paths.items() if len(ids) > 1) or sorted(
+        f"field {fid} ({' -> '.join(sorted(n))})" for fid, n in leaves.items() if len(n) > 1
+    )
+    if bad:
+        raise IcebergFeatureError(
+            f"Iceberg table {table_path} renamed or re-added a nested field ({bad[0]}); lakesieve "
+            "resolves top-level columns by field id but nested fields by name; refusing to read it"
+        )
 
 
 def case_collisions(names: list[str]) -> tuple[str, str] | None:

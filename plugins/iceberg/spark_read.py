@@ -171,6 +171,7 @@ def read_units(
         return empty_frame(spark, full, with_location)
     delete_paths = position_delete_paths(units, ref.path)
     if not columns.by_name_is_exact(table.metadata):
+        columns.check_nested_fields(table.metadata, ref.path)
         if with_position:
             raise IcebergFeatureError(
                 f"Iceberg table {ref.path} renamed or re-added columns (field ids differ from "

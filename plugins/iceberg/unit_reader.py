@@ -70,6 +70,7 @@ def read_schema(ref: TableRef, instant: str | None) -> ReadSchema:
     table = catalog.load_for_read(ref.path, ref.options)
     snap = timeline.resolve(table, ref.path, instant)
     chosen = schema.schema_at(table.metadata, snap.schema_id if snap is not None else None)
+    columns.check_nested_fields(table.metadata, ref.path)
     out = ReadSchema(
         arrow=schema.arrow_schema(chosen, ref.path),
         ids=columns.top_level_ids(chosen),
