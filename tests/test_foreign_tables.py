@@ -45,7 +45,6 @@ HUDI = FIXTURES / "hudi"
 #: Doors of a read.
 ARROW, SPARK, SOURCE, CLI = "read_arrow", "read", "data source", "cli"
 DOORS = (ARROW, SPARK, SOURCE, CLI)
-SPARK_DOORS = (SPARK, SOURCE)
 
 #: (format, table name) -> door -> text the refusal must contain. A table not
 #: listed must pass through every door.
@@ -397,47 +396,59 @@ def _split(df: Any, n: int, names: list[str]) -> list[pa.Table]:
 
 
 def door_rows(
-    door: str, table: Table, spark: Any, wheres: list[str | None], as_of: str | None, tmp: Path
+    door: str,
+    table: Table,
+    spark: Any,
+    wheres: list[str | None],
+    as_ofs: list[str | None],
+    tmp: Path,
 ) -> list[pa.Table]:
-    """The rows lakesieve returns for each predicate (``None``: the full table) through one door."""
+    """The rows lakesieve returns for each query through one door.
+
+    Query ``i`` is predicate ``wheres[i]`` (``None``: the full table) at
+    ``as_ofs[i]`` (``None``: the latest). Through Spark, queries giving the same
+    columns run as one job.
+    """
     from pyspark.sql import functions as F
 
     if door == ARROW:
-        return [table.read_arrow(where=w, as_of=as_of) for w in wheres]
+        return [table.read_arrow(where=w, as_of=a) for w, a in zip(wheres, as_ofs, strict=True)]
     if door == CLI:
         out = []
-        first = _quote(table.schema(as_of).names[0])
-        everything = f"{first} IS NULL OR {first} IS NOT NULL"
-        for i, w in enumerate(wheres):
+        for i, (w, a) in enumerate(zip(wheres, as_ofs, strict=True)):
+            first = _quote(table.schema(a).names[0])
             target = tmp / f"cli-{i}.parquet"
             argv = [
                 "query",
                 table.path,
                 "--where",
-                w or everything,
+                w or f"{first} IS NULL OR {first} IS NOT NULL",
                 "--engine",
                 "arrow",
                 "--output",
                 str(target),
-                *(["--as-of", as_of] if as_of else []),
+                *(["--as-of", a] if a else []),
             ]
             assert cli.main(argv) == 0, f"lakesieve query exited non-zero for {w!r}"
             out.append(pq.read_table(target))
         return out
-    frames = []
-    for i, w in enumerate(wheres):
+    groups: dict[tuple[str, ...], list[tuple[int, Any]]] = {}
+    for i, (w, a) in enumerate(zip(wheres, as_ofs, strict=True)):
         if door == SPARK:
-            df = table.read(spark, where=w, as_of=as_of)
+            df = table.read(spark, where=w, as_of=a)
         else:
             reader = spark.read.format("lakesieve")
-            if as_of:
-                reader = reader.option("asOf", as_of)
+            if a:
+                reader = reader.option("asOf", a)
             df = reader.load(table.path)
             if w:
                 df = df.where(w)
-        frames.append(df.withColumn("__q", F.lit(i)))
-    names = [n for n in frames[0].columns if n != "__q"]
-    return _split(_union(frames), len(wheres), names)
+        groups.setdefault(tuple(df.columns), []).append((i, df.withColumn("__q", F.lit(i))))
+    found: dict[int, pa.Table] = {}
+    for names, members in groups.items():
+        got = _split(_union([frame for _, frame in members]), len(wheres), list(names))
+        found.update({i: got[i] for i, _ in members})
+    return [found[i] for i in range(len(wheres))]
 
 
 def check_door(
@@ -447,13 +458,13 @@ def check_door(
     spark: Any,
     wheres: list[str | None],
     truths: list[pa.Table],
-    as_of: str | None,
+    as_ofs: list[str | None],
     tmp: Path,
 ) -> None:
     """Compare one door with the truth, or check that it refuses in one line naming the feature."""
     expected = REFUSALS.get((case.fmt, case.name), {}).get(door)
     try:
-        got = _with_cwd(case.cwd, lambda: door_rows(door, table, spark, wheres, as_of, tmp))
+        got = _with_cwd(case.cwd, lambda: door_rows(door, table, spark, wheres, as_ofs, tmp))
     except LakesieveError as exc:
         message = str(exc)
         assert expected is not None, f"{case.fmt} {case.name} {door}: unexpected refusal: {message}"
@@ -464,8 +475,8 @@ def check_door(
         if door != SOURCE or expected is None or expected not in str(exc):
             raise
         return
-    for w, g, t in zip(wheres, got, truths, strict=True):
-        assert_same(g, t, f"{case.fmt} {case.name} {door} as of {as_of} where {w}")
+    for w, a, g, t in zip(wheres, as_ofs, got, truths, strict=True):
+        assert_same(g, t, f"{case.fmt} {case.name} {door} as of {a} where {w}")
 
 
 # ------------------------------------------------------------ the test
@@ -488,19 +499,17 @@ def test_foreign_table(spark: Any, tmp_module: Path, fmt: str, name: str) -> Non
     table = _with_cwd(case.cwd, lambda: open_table(case.path))
     assert table.format == fmt
 
-    # every version: the full table through the Arrow doors; through Spark the oldest here,
-    # the latest together with the predicates below (one Spark job per door)
+    # every version: the full table through the Arrow doors; through Spark the oldest and the
+    # latest, together with the predicates below (one Spark job per door)
     versions = case.versions or [None]
-    latest: pa.Table | None = None
+    wants: dict[str | None, pa.Table] = {}
     for version in versions:
         want = plain(_with_cwd(case.cwd, lambda v=version: ref(v)))
         as_of = None if version == versions[-1] else version
-        if as_of is None:
-            latest = want
-        for door in DOORS:
-            if door not in SPARK_DOORS or (as_of is not None and version == versions[0]):
-                check_door(door, case, table, spark, [None], [want], as_of, tmp_module)
-    assert latest is not None
+        wants[as_of] = want
+        for door in (ARROW, CLI):
+            check_door(door, case, table, spark, [None], [want], [as_of], tmp_module)
+    latest = wants[None]
 
     # predicates, with each index type built in turn; the Spark doors once, with every index
     schema = _with_cwd(case.cwd, lambda: table.schema())
@@ -518,13 +527,17 @@ def test_foreign_table(spark: Any, tmp_module: Path, fmt: str, name: str) -> Non
             except LakesieveError as exc:
                 assert "build" in refused, f"{fmt} {name}: index build refused: {exc}"
                 assert refused["build"] in str(exc), f"refusal does not name {refused['build']!r}"
-        check_door(ARROW, case, table, spark, list(wheres), truths, None, tmp_module)
-        check_door(CLI, case, table, spark, list(wheres[:4]), truths[:4], None, tmp_module)
-    for door, count in ((SPARK, 6), (SOURCE, 3)):
-        doors_wheres: list[str | None] = [None, *wheres[:count]]
+        latest_only: list[str | None] = [None] * len(wheres)
+        check_door(ARROW, case, table, spark, list(wheres), truths, latest_only, tmp_module)
         check_door(
-            door, case, table, spark, doors_wheres, [latest, *truths[:count]], None, tmp_module
+            CLI, case, table, spark, list(wheres[:4]), truths[:4], latest_only[:4], tmp_module
         )
+    oldest = [] if len(versions) < 2 else [versions[0]]
+    for door, count in ((SPARK, 6), (SOURCE, 3)):
+        queries: list[str | None] = [None, *wheres[:count], *[None for _ in oldest]]
+        as_ofs: list[str | None] = [None] * (1 + len(wheres[:count])) + list(oldest)
+        want_rows = [latest, *truths[:count], *[wants[v] for v in oldest]]
+        check_door(door, case, table, spark, queries, want_rows, as_ofs, tmp_module)
 
 
 # ------------------------------------------------------------ Iceberg mechanisms on made tables

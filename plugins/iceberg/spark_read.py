@@ -29,7 +29,7 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from lakesieve.model import LOCATION_COLUMN, ReadUnit, TableRef
@@ -39,7 +39,6 @@ from lakesieve.plugins.delta.spark_read import (
     decoded_file_name,
     empty_frame,
     file_name,
-    parquet_reader,
     unique_name_rounds,
 )
 from lakesieve.plugins.iceberg import catalog, columns, schema, timeline
@@ -54,6 +53,20 @@ if TYPE_CHECKING:
 POSITION_COLUMN = "__lakesieve_pos"
 #: Column carrying a row's data file path as the metadata writes it, when asked for.
 FILE_PATH_COLUMN = "__lakesieve_file_path"
+
+
+#: Data source options that read local files without Hadoop's ``.crc`` side files:
+#: other engines rewrite or copy data files without them (Iceberg's readers never
+#: look at them), and a stale one fails the read.
+RAW_LOCAL_FILES = {
+    "fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
+    "fs.file.impl.disable.cache": "true",
+}
+
+
+def parquet_reader(spark: SparkSession, schema: StructType | str) -> Any:
+    """``spark.read`` with ``schema`` for Parquet files (``.crc`` side files ignored)."""
+    return spark.read.options(**RAW_LOCAL_FILES).schema(schema)
 
 
 #: Prefix of the broadcast columns carrying identity partition values.
