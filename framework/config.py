@@ -63,6 +63,17 @@ _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 
 
+def default_index_name(column: str, index_type: str) -> str:
+    """``<column>_<type>`` with every character an index name cannot hold replaced by ``_``.
+
+    Columns may be named anything (``Super Name``); index names are file names.
+    """
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{column}_{index_type}")
+    if not re.match(r"[A-Za-z0-9_]", name):
+        name = "_" + name
+    return name[:128]
+
+
 @dataclass(frozen=True)
 class SparkConfig:
     """The ``[spark]`` section.
@@ -302,7 +313,7 @@ def _load_table(
         okey = _key(ikey, "options")
         opts = check.scalars(item.get("options", {}), okey)
         params = _validate_options(check, okey, itype, opts, col.spark_type)
-        name = check.string(item["name"], _key(ikey, "name")) if "name" in item else f"{col.name}_{itype}"
+        name = check.string(item["name"], _key(ikey, "name")) if "name" in item else default_index_name(col.name, itype)
         if not _NAME_RE.match(name):
             raise check.fail(
                 _key(ikey, "name") if "name" in item else ikey,

@@ -228,7 +228,8 @@ class LakesieveReader(DataSourceReader):
 
         if not isinstance(partition, UnitPartition) or not partition.unit_json:
             return
-        target = to_arrow_schema(self.schema)
+        # timestamps are instants: any zone names them exactly, and Spark insists on one
+        target = to_arrow_schema(self.schema, timezone="UTC")
         ref = TableRef(partition.table_path, partition.table_format, partition.table_options)
         batches = registry.call_first(
             "lakesieve_format_read_unit",

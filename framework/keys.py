@@ -363,7 +363,8 @@ def map_bound(value: Any, key_type: str) -> tuple[int, bool]:
         )
     elif kind == "float":
         f = _as_float(value)
-        exact = not math.isnan(f) and float(np.float32(f)) == f
+        with np.errstate(over="ignore"):
+            exact = not math.isnan(f) and float(np.float32(f)) == f
     else:
         exact = not math.isnan(_as_float(value))
     return key, bool(exact)

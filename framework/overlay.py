@@ -13,9 +13,18 @@ positive for a matching key:
 * negative sums are ignored: a location emptied by deletes stays in the base
   answer until compaction folds the delta in (more locations, never fewer).
 
-Keys are compared with Arrow compute in the key column's own Arrow type. Any
-value the overlay cannot compare makes it answer "every location" — a slower,
-still exact read.
+Keys are compared by Spark SQL's rules. Keys of every type that
+:mod:`lakesieve.keys` maps injectively (integers, booleans, dates,
+timestamps, decimals up to 18 digits, float and double) are compared as the
+integers that mapping gives, the one mapping every index type's build uses:
+NaN equals NaN and sorts above +inf, ``-0.0`` equals ``0.0``, and a query
+value that is not a value of the column (a double between two floats) is
+widened to its neighbours. Arrow's own comparisons would say ``NaN > 5`` is
+false and could hash ``-0.0`` apart from ``0.0``, losing rows a refresh
+added. Strings, binaries and wider decimals are compared with Arrow compute
+in the column's Arrow type (bytewise, as Spark orders them). Any value the
+overlay cannot compare makes it answer "every location" — a slower, still
+exact read.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from lakesieve.keys import is_injective, map_bound, map_key, map_keys_arrow
 from lakesieve.model import KeyQuery
 
 #: Columns of a stored delta.
@@ -88,9 +98,52 @@ def _scalar(value: Any, type_: pa.DataType) -> pa.Scalar:
     return pa.scalar(value, type=type_)
 
 
+def _mapped_key_type(type_: pa.DataType) -> str | None:
+    """The Spark key type whose integer mapping compares ``type_``'s values exactly, if any."""
+    if pa.types.is_integer(type_):
+        return "bigint"
+    if pa.types.is_boolean(type_):
+        return "boolean"
+    if pa.types.is_date(type_):
+        return "date"
+    if pa.types.is_timestamp(type_):
+        return "timestamp"
+    if pa.types.is_float32(type_):
+        return "float"
+    if pa.types.is_floating(type_):
+        return "double"
+    if pa.types.is_decimal(type_):
+        key_type = f"decimal({type_.precision},{type_.scale})"
+        return key_type if is_injective(key_type) else None
+    return None
+
+
+def _mapped_matches(keys: pa.ChunkedArray, query: KeyQuery, key_type: str) -> Any:
+    """``query`` over the keys' integer mapping (the one the index builds use)."""
+    mapped = map_keys_arrow(keys, key_type)
+    if query.kind == "points":
+        values = [map_key(v, key_type) for v in query.values if v is not None]
+        if not values:
+            return pa.array([False] * len(keys))
+        return pc.fill_null(pc.is_in(mapped, value_set=pa.array(values, pa.int64())), False)
+    mask: Any = pc.is_valid(mapped)
+    if query.low is not None:
+        low, exact = map_bound(query.low, key_type)
+        cmp = pc.greater if exact and not query.low_inclusive else pc.greater_equal
+        mask = pc.and_kleene(mask, cmp(mapped, pa.scalar(low, pa.int64())))
+    if query.high is not None:
+        high, exact = map_bound(query.high, key_type)
+        cmp = pc.less if exact and not query.high_inclusive else pc.less_equal
+        mask = pc.and_kleene(mask, cmp(mapped, pa.scalar(high, pa.int64())))
+    return pc.fill_null(mask, False)
+
+
 def _matches(keys: pa.ChunkedArray, query: KeyQuery) -> Any:
     if query.kind == "is_null":
         return pc.is_null(keys)
+    key_type = _mapped_key_type(keys.type)
+    if key_type is not None and query.kind in ("points", "range"):
+        return _mapped_matches(keys, query, key_type)
     if query.kind == "points":
         values = [v for v in query.values if v is not None]
         if not values:

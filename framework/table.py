@@ -280,7 +280,9 @@ class Table:
             options=str_options,
             key_type=col.spark_type,
         )
-        name = check_name(name or f"{col.name}_{type}", "index name")
+        from lakesieve.config import default_index_name
+
+        name = check_name(name or default_index_name(col.name, type), "index name")
         existing = self.store.read_log().indexes.get(name)
         if existing is not None and (existing.type != type or existing.column != col.name):
             raise OptionError(

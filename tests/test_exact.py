@@ -211,9 +211,12 @@ def test_range_bounds_and_mismatched_values() -> None:
         "a",
         "b",
     }
-    assert index.lookup(KeyQuery("range", low=1.5, high=2.5)).locations == {"a", "b", "c"}
-    assert index.lookup(KeyQuery("range", low=1.5, high=1.7)).locations == {"a", "b"}
-    assert index.lookup(KeyQuery("points", (2.5,))).locations == {"a", "b", "c"}
+    # values between two column values compare exactly, as Spark compares them
+    # (``k between 1.5 and 2.5`` holds for 2 only; ``k = 2.5`` for no bigint)
+    assert index.lookup(KeyQuery("range", low=1.5, high=2.5)).locations == {"b"}
+    assert index.lookup(KeyQuery("range", low=1.5, high=1.7)).locations == frozenset()
+    assert index.lookup(KeyQuery("range", low=0.5, low_inclusive=False, high=1.5)).locations == {"a"}
+    assert index.lookup(KeyQuery("points", (2.5,))).locations == frozenset()
     assert index.lookup(KeyQuery("range", low=4)).locations == frozenset()
     assert index.lookup(KeyQuery("points", (None,))).locations == frozenset()
     assert index.lookup(KeyQuery("is_null")).locations == {"n"}

@@ -49,8 +49,8 @@ README = _readme_rows()
 
 
 def _expected(zip_path: Path) -> dict[str, str]:
-    if zip_path.name not in README:
-        pytest.skip(f"{zip_path.name} is not described in the fixtures' README")
+    if "instants" not in README.get(zip_path.name, {}):  # v9 tables: no figures (see foreign suite)
+        pytest.skip(f"{zip_path.name} has no figures in the fixtures' README")
     return README[zip_path.name]
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import datetime as dt
+import decimal
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -9,28 +12,33 @@ import pytest
 from lakesieve import registry
 from lakesieve.hookspecs import hookimpl
 from lakesieve.indexes.sieve import plugin as sieve_plugin
-from lakesieve.model import BuiltIndex
+from lakesieve.model import BuiltIndex, KeyQuery
 from lakesieve.testing import IndexContract
+from lakesieve.testing.index_contract import spark_true_locations, true_locations
 
 pytestmark = pytest.mark.spark
 
 
 class TestZoneMapContract(IndexContract):
     index_type = "zonemap"
+    complete = True
 
 
 class TestBloomContract(IndexContract):
     index_type = "bloom"
+    complete = True
 
 
 class TestExactContract(IndexContract):
     index_type = "exact"
+    complete = True
     exact_answers = True
     delta_matches_rebuild = True
 
 
 class TestSieveContract(IndexContract):
     index_type = "sieve"
+    complete = True
 
 
 class _SieveWithoutDelta:
@@ -56,7 +64,9 @@ class _SieveWithoutDelta:
     ) -> BuiltIndex | None:
         if index_type != self.name:
             return None
-        return sieve_plugin.lakesieve_index_build("sieve", spark, relation, key_type, params, None, None)
+        return sieve_plugin.lakesieve_index_build(
+            "sieve", spark, relation, key_type, params, None, None
+        )
 
     @hookimpl
     def lakesieve_index_load(self, index_type: str, built: BuiltIndex) -> Any | None:
@@ -85,7 +95,154 @@ def test_types_without_apply_delta_skip_the_delta_checks(
     spark: Any, without_delta: IndexContract
 ) -> None:
     params = without_delta.validate("bigint")
-    with pytest.raises(pytest.skip.Exception, match="does not implement lakesieve_index_apply_delta"):
+    with pytest.raises(
+        pytest.skip.Exception, match="does not implement lakesieve_index_apply_delta"
+    ):
         without_delta.require_delta(spark, "bigint", params)
     # an index type that has it passes the probe
     TestSieveContract().require_delta(spark, "bigint", TestSieveContract().validate("bigint"))
+
+
+def test_complete_index_types_fail_without_apply_delta(
+    spark: Any, without_delta: IndexContract
+) -> None:
+    """For an index type declared ``complete`` (the built-ins), a missing hook fails the test."""
+    kit = without_delta
+    type(kit).complete = True
+    type(kit)._delta_support = {}
+    params = kit.validate("bigint")
+    with pytest.raises(
+        pytest.fail.Exception, match="does not implement lakesieve_index_apply_delta"
+    ):
+        kit.require_delta(spark, "bigint", params)
+
+
+def test_complete_index_types_fail_on_a_refused_key_type() -> None:
+    """A refused key type skips a third-party kit and fails a ``complete`` one."""
+
+    class Lenient(IndexContract):
+        index_type = "sieve"
+
+    class Strict(IndexContract):
+        index_type = "sieve"
+        complete = True
+
+    with pytest.raises(pytest.skip.Exception, match="does not index"):
+        Lenient().validate("array<int>")
+    with pytest.raises(pytest.fail.Exception, match="refuses key type"):
+        Strict().validate("array<int>")
+
+
+@pytest.mark.parametrize(
+    ("key_type", "rows", "query", "expected"),
+    [
+        (
+            "double",
+            [(math.nan, "n"), (1.0, "one"), (-0.0, "z")],
+            KeyQuery("range", low=5.0, low_inclusive=False),
+            {"n"},
+        ),
+        (
+            "double",
+            [(math.nan, "n"), (math.inf, "i"), (1.0, "one")],
+            KeyQuery("range", low=math.inf),
+            {"n", "i"},
+        ),
+        ("double", [(math.nan, "n"), (1.0, "one")], KeyQuery("points", (math.nan,)), {"n"}),
+        (
+            "double",
+            [(-0.0, "neg"), (0.0, "pos"), (1.0, "one")],
+            KeyQuery("points", (0.0,)),
+            {"neg", "pos"},
+        ),
+        ("float", [(-0.0, "neg"), (1.0, "one")], KeyQuery("points", (-0.0,)), {"neg"}),
+        (
+            "double",
+            [(-0.0, "neg"), (1.0, "one")],
+            KeyQuery("range", high=0.0, high_inclusive=False),
+            set(),
+        ),
+        # float32(0.1) = 0.100000001490116...: above the double 0.1, equal to no double 0.1
+        (
+            "float",
+            [(0.10000000149011612, "f"), (0.0, "z")],
+            KeyQuery("range", low=0.1, low_inclusive=False),
+            {"f"},
+        ),
+        ("float", [(0.10000000149011612, "f")], KeyQuery("points", (0.1,)), set()),
+        ("double", [(1.0, "a"), (2.0, "b")], KeyQuery("range", low=2.0, high=1.0), set()),
+        ("double", [(None, "null"), (1.0, "a")], KeyQuery("is_null"), {"null"}),
+        ("double", [(None, "null"), (1.0, "a")], KeyQuery("range"), {"a"}),
+        (
+            "bigint",
+            [(-(2**63), "min"), (2**63 - 1, "max")],
+            KeyQuery("range", low=-(2**63), low_inclusive=False),
+            {"max"},
+        ),
+        (
+            "string",
+            [("commonprefix_a", "a"), ("commonprefix_b", "b"), ("", "e")],
+            KeyQuery("range", high="commonprefix_a"),
+            {"a", "e"},
+        ),
+        (
+            "string",
+            [("é", "e"), ("z", "z")],
+            KeyQuery("range", low="z", low_inclusive=False),
+            {"e"},
+        ),
+        ("binary", [(b"\xff" * 9, "f"), (b"", "e")], KeyQuery("points", (b"",)), {"e"}),
+        (
+            "boolean",
+            [(True, "t"), (False, "f")],
+            KeyQuery("range", low=False, low_inclusive=False),
+            {"t"},
+        ),
+        (
+            "timestamp",
+            [
+                (
+                    dt.datetime(
+                        2000, 1, 1, 5, 30, tzinfo=dt.timezone(dt.timedelta(hours=5, minutes=30))
+                    ),
+                    "x",
+                )
+            ],
+            KeyQuery("points", (dt.datetime(2000, 1, 1, tzinfo=dt.UTC),)),
+            {"x"},
+        ),
+        (
+            "timestamp_ntz",
+            [(dt.datetime(2000, 1, 1, 0, 0, 0, 1), "x")],
+            KeyQuery("range", low=dt.datetime(2000, 1, 1), low_inclusive=False),
+            {"x"},
+        ),
+        (
+            "decimal(38,10)",
+            [(decimal.Decimal("-9999999999999999999999999999.9999999999"), "m")],
+            KeyQuery("range", high=decimal.Decimal("-1")),
+            {"m"},
+        ),
+        (
+            "date",
+            [(dt.date(1900, 1, 1), "old")],
+            KeyQuery("range", high=dt.date(1969, 12, 31)),
+            {"old"},
+        ),
+        ("bigint", [(1, "a"), (2, "b")], KeyQuery("range", low=decimal.Decimal("1.5")), {"b"}),
+        ("bigint", [(1, "a"), (2, "b")], KeyQuery("points", (decimal.Decimal("1.5"),)), set()),
+        ("bigint", [(1, "a"), (2, "b")], KeyQuery("range", high=1.5), {"a"}),
+        (
+            "decimal(10,2)",
+            [(decimal.Decimal("1.00"), "a")],
+            KeyQuery("range", high=decimal.Decimal("0.999")),
+            set(),
+        ),
+    ],
+)
+def test_truth_is_spark_sql(
+    spark: Any, key_type: str, rows: list[Any], query: KeyQuery, expected: set[str]
+) -> None:
+    """The kit's truth is Spark SQL's, and its Python reference agrees, on each awkward case."""
+    assert spark_true_locations(spark, key_type, rows, [query]) == [frozenset(expected)]
+    assert true_locations(rows, query) == frozenset(expected)

@@ -278,3 +278,27 @@ def test_bad_values_raise() -> None:
         map_key(float("nan"), "bigint")
     with pytest.raises(TypeError):
         map_keys_arrow(pa.array(["x"]), "bigint")
+
+
+def test_float_specials_map_alike_on_every_path() -> None:
+    """NaN, -0.0 and doubles beyond float range: the scalar, vector and bound paths agree.
+
+    Builds map column values with :func:`map_keys_arrow`, lookups and the
+    refresh overlay map query values with :func:`map_key`/:func:`map_bound`;
+    a disagreement loses rows added by a refresh (issue 15, class 6).
+    """
+    import warnings
+
+    for key_type, arrow_type in (("float", pa.float32()), ("double", pa.float64())):
+        values = [math.nan, -0.0, 0.0, math.inf, -math.inf, 1.5]
+        arrow = map_keys_arrow(pa.array(values, arrow_type), key_type).to_pylist()
+        assert arrow == [map_key(v, key_type) for v in values]
+        assert arrow[1] == arrow[2]  # -0.0 = 0.0
+        assert arrow[0] > arrow[3]  # NaN above +inf
+        assert map_key(-math.nan, key_type) == arrow[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        key, exact = map_bound(1e300, "float")
+    assert key == map_key(math.inf, "float") and not exact
+    assert map_bound(0.1, "float")[1] is False
+    assert map_bound(0.5, "float") == (map_key(0.5, "float"), True)

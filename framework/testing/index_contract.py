@@ -8,7 +8,7 @@ An index type (built-in or third-party) runs the kit by subclassing
     class TestMineContract(IndexContract):
         index_type = "mine"
         # optional:
-        key_types = ("bigint", "string")      # default: five common types
+        key_types = ("bigint", "string")      # default: DEFAULT_KEY_TYPES
         options = {"my_option": "3"}          # build options used everywhere
         plugin = my_package.plugin            # registered if not yet (no entry point needed)
 
@@ -18,11 +18,26 @@ installed with an entry point in the ``lakesieve`` group, or named in
 fixture of the project's ``conftest.py`` when there is one, and otherwise
 starts one with :func:`lakesieve.session.get_spark` (``local[2]``).
 
-What it checks, for random ``(key, location)`` relations drawn with
-hypothesis for every key type in ``key_types`` (nulls, duplicate keys, keys
-repeated across locations, strings sharing long prefixes, empty relations)
-and random :class:`~lakesieve.model.KeyQuery` predicates (points, IN lists,
-one- and two-sided ranges with inclusive and exclusive bounds, IS NULL):
+What it checks, for every key type in ``key_types`` (by default tinyint,
+bigint, boolean, float, double, decimal(10,2), decimal(38,10), string,
+binary, date, timestamp (instants drawn in several time zones) and
+timestamp_ntz): first a deterministic example holding every awkward value
+of the type (:func:`special_values`: extremes, NaN, ``-0.0`` and ``0.0``,
+infinities, empty and long shared-prefix strings, NULLs) asked every
+operator at every such value, then random ``(key, location)`` relations
+drawn with hypothesis (NULLs in every key type, duplicate keys, keys
+repeated across locations) and random :class:`~lakesieve.model.KeyQuery`
+predicates (points, IN lists, one- and two-sided ranges with inclusive and
+exclusive bounds, reversed ranges, IS NULL; for ``float`` columns also
+doubles no float32 equals, which Spark compares in double).
+
+**The truth is Spark SQL's.** For each example the kit renders every query
+as a Spark SQL condition (:func:`spark_condition`) and lets Spark evaluate
+it over the generated rows, typed as the column (:func:`spark_true_locations`,
+one Spark job per example), so the expected locations depend on neither the
+index under test nor lakesieve's own evaluator. The kit's Python reference
+(:func:`true_locations`, an explicit NaN-aware total order) must agree with
+Spark on every query, which keeps it usable for Spark-free property tests.
 
 (a) ``test_lookups_cover_truth_and_survive_ipc``: every lookup answer is a
     :class:`~lakesieve.model.LookupResult` holding every location that has a
@@ -32,9 +47,11 @@ one- and two-sided ranges with inclusive and exclusive bounds, IS NULL):
     locations, whole locations emptied, updates that keep their key),
     answers hold every true location of the changed relation; with
     ``exact_answers`` exactly those, and with ``delta_matches_rebuild`` the
-    same answers as a fresh build on the changed relation. Skipped, with the
-    reason, for an index type that does not implement the hook (answers
-    ``None``): the framework rebuilds those instead.
+    same answers as a fresh build on the changed relation. Its deterministic
+    example adds every special value through the delta (the path a refresh
+    takes). Skipped, with the reason, for an index type that does not
+    implement the hook (answers ``None``): the framework rebuilds those
+    instead.
 (e) ``test_apply_delta_empty_changes_no_answer``: an empty delta — typed
     like the column, and the untyped empty frame the framework hands over
     when nothing changed (``key string``) — leaves every answer as it was.
@@ -48,6 +65,8 @@ one- and two-sided ranges with inclusive and exclusive bounds, IS NULL):
     (b), (e) and (f) are skipped, with the reason, for an index type whose
     ``lakesieve_index_apply_delta`` answers ``None``; a probe on an empty
     index decides that once per index type, before any example is drawn.
+    An index type declared ``complete`` (every built-in one) fails instead,
+    and fails when it refuses a key type of ``key_types``.
 (c) (within (a)) ``describe`` gives an ``int`` ``size_bytes > 0`` equal to the
     bytes of the index's tables written as Arrow IPC files (as the index
     store writes them), ``meta`` survives JSON, and the index sent through
@@ -58,15 +77,17 @@ one- and two-sided ranges with inclusive and exclusive bounds, IS NULL):
     type with :class:`~lakesieve.errors.UnsupportedKeyTypeError` naming it.
 
 Every build is a Spark job, so example counts are small (``examples`` and
-``delta_examples``; ``LAKESIEVE_CONTRACT_EXAMPLES`` overrides ``examples``
-for a longer soak, and ``delta_examples`` follows at half of it), and a
-failing example is reported as drawn, not shrunk (``shrink = True`` or
+``delta_examples``) and derandomized: CI draws the same examples every run.
+``LAKESIEVE_CONTRACT_EXAMPLES=N`` is the soak profile: ``N`` random
+(not derandomized) examples per lookup test and ``N // 2`` per delta test.
+A failing example is reported as drawn, not shrunk (``shrink = True`` or
 ``LAKESIEVE_CONTRACT_SHRINK=1`` to shrink it).
 
-The strategies and the brute-force truth are public too (:func:`key_values`,
-:func:`relations`, :func:`key_queries`, :func:`draw_delta`,
-:func:`true_locations`), for Spark-free property tests of an index type's
-own in-process build.
+The strategies and both truths are public too (:func:`key_values`,
+:func:`query_values`, :func:`special_values`, :func:`relations`,
+:func:`key_queries`, :func:`draw_delta`, :func:`true_locations`,
+:func:`spark_true_locations`), for property tests of an index type's own
+in-process build.
 """
 
 from __future__ import annotations
@@ -92,18 +113,42 @@ from lakesieve.keys import KeyKind, parse_key_type
 from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
 
 __all__ = [
+    "DEFAULT_KEY_TYPES",
     "IndexContract",
     "draw_delta",
     "ipc_round_trip",
     "key_queries",
     "key_values",
     "maybe_null",
+    "query_values",
     "relations",
+    "spark_condition",
+    "spark_literal",
     "spark_semantics_key",
+    "spark_true_locations",
+    "special_values",
     "standard_queries",
     "summed_delta",
     "true_locations",
 ]
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+#: The key types the kit draws relations for unless an index type names its own.
+DEFAULT_KEY_TYPES: tuple[str, ...] = (
+    "tinyint",
+    "bigint",
+    "boolean",
+    "float",
+    "double",
+    "decimal(10,2)",
+    "decimal(38,10)",
+    "string",
+    "binary",
+    "date",
+    "timestamp",
+    "timestamp_ntz",
+)
 
 #: A row of a test relation: (key or None, location).
 Row = tuple[Any, str]
@@ -119,6 +164,13 @@ _INT_RANGES = {
     "long": 64,
 }
 _TEXT = "ab\x00é€😀"
+_ZONES = (
+    dt.UTC,
+    dt.timezone(dt.timedelta(hours=5, minutes=30)),
+    dt.timezone(dt.timedelta(hours=-8)),
+)
+#: Doubles no float32 equals, asked of ``float`` columns (Spark compares those in double).
+_INEXACT_FOR_FLOAT = (0.1, -0.1, 1e-50, -1e-50, 1e300, -1e300, 16777217.0)
 
 
 # ---------------------------------------------------------------------------
@@ -159,8 +211,16 @@ def key_values(key_type: str) -> st.SearchStrategy[Any]:
             [dt.date(1900, 1, 1), dt.date(2999, 12, 31)]
         )
     if kind.kind == "timestamp":
-        near = st.datetimes(dt.datetime(2000, 1, 1), dt.datetime(2000, 1, 1, 0, 0, 2))
-        return near | st.sampled_from([dt.datetime(1900, 1, 1), dt.datetime(2999, 1, 1, 12)])
+        naive = st.datetimes(dt.datetime(2000, 1, 1), dt.datetime(2000, 1, 1, 0, 0, 2))
+        far = st.sampled_from([dt.datetime(1900, 1, 1), dt.datetime(2999, 1, 1, 12)])
+        if text == "timestamp_ntz":
+            return naive | far
+        # Spark's TIMESTAMP is an instant: values carry their time zone (several offsets of
+        # one instant compare equal)
+        zones = st.sampled_from(_ZONES)
+        return st.tuples(naive | far, zones).map(
+            lambda pair: pair[0].replace(tzinfo=dt.UTC).astimezone(pair[1])
+        )
     if kind.kind == "decimal":
         digits = min(kind.precision, 6)
         unscaled = st.integers(-(10**digits) + 1, 10**digits - 1) | st.sampled_from(
@@ -170,29 +230,94 @@ def key_values(key_type: str) -> st.SearchStrategy[Any]:
         return unscaled.map(lambda u: decimal.Decimal(u).scaleb(-kind.scale, context=wide))
     if kind.kind == "string":
         short = st.text(_TEXT, max_size=3)
-        return (
-            short
-            | short.map(lambda s: "commonprefix_" + s)
-            | short.map(lambda s: "y" * 70 + s)
-        )
+        return short | short.map(lambda s: "commonprefix_" + s) | short.map(lambda s: "y" * 70 + s)
     if kind.kind == "binary":
         short_b = st.binary(max_size=3)
-        return short_b | short_b.map(lambda b: b"commonprefix_" + b) | short_b.map(
-            lambda b: b"\xff" * 70 + b
+        return (
+            short_b
+            | short_b.map(lambda b: b"commonprefix_" + b)
+            | short_b.map(lambda b: b"\xff" * 70 + b)
         )
+    raise ValueError(f"the index contract kit has no values for key type {key_type!r}")
+
+
+def query_values(key_type: str) -> st.SearchStrategy[Any]:
+    """Query values for a column of ``key_type``: its own values, and for ``float``
+    also doubles that no float32 equals (``f > 0.1`` compares in double)."""
+    values = key_values(key_type)
+    if _kind(key_type).kind == "float":
+        return values | st.sampled_from(_INEXACT_FOR_FLOAT)
+    return values
+
+
+def special_values(key_type: str) -> list[Any]:
+    """Each type's awkward values, every one of them, for the deterministic examples.
+
+    Extremes of the type, NaN, both zeros and both infinities, the empty
+    string, strings and binaries sharing more than 8 bytes, non-ASCII text,
+    the first and last days and instants the kit draws.
+    """
+    text = key_type.strip().lower()
+    kind = _kind(key_type)
+    if kind.kind == "int":
+        bits = _INT_RANGES.get(text, 64)
+        lo, hi = -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
+        return [lo, lo + 1, -1, 0, 1, hi - 1, hi]
+    if kind.kind == "boolean":
+        return [False, True]
+    if kind.kind in ("float", "double"):
+        tiny = 1.401298464324817e-45 if kind.kind == "float" else 5e-324
+        return [-math.inf, -1.5, -tiny, -0.0, 0.0, tiny, 1.5, math.inf, math.nan]
+    if kind.kind == "date":
+        return [
+            dt.date(1900, 1, 1),
+            dt.date(1969, 12, 31),
+            dt.date(1970, 1, 1),
+            dt.date(2999, 12, 31),
+        ]
+    if kind.kind == "timestamp":
+        base = [
+            dt.datetime(1900, 1, 1),
+            dt.datetime(1969, 12, 31, 23, 59, 59, 999999),
+            dt.datetime(1970, 1, 1),
+            dt.datetime(2000, 1, 1, 0, 0, 1, 1),
+            dt.datetime(2999, 1, 1, 12),
+        ]
+        if text == "timestamp_ntz":
+            return base
+        return [
+            v.replace(tzinfo=dt.UTC).astimezone(_ZONES[i % len(_ZONES)]) for i, v in enumerate(base)
+        ]
+    if kind.kind == "decimal":
+        top = decimal.Decimal(10**kind.precision - 1).scaleb(
+            -kind.scale, context=decimal.Context(prec=60)
+        )
+        step = decimal.Decimal(1).scaleb(-kind.scale)
+        return [top.copy_negate(), step.copy_negate(), decimal.Decimal(0), step, top]
+    if kind.kind == "string":
+        return ["", "a", "commonprefix_a", "commonprefix_b", "é", "😀", "y" * 70, "y" * 70 + "\x00"]
+    if kind.kind == "binary":
+        return [b"", b"\x00", b"commonprefix_a", b"commonprefix_b", b"\xff" * 70, b"\xff" * 71]
     raise ValueError(f"the index contract kit has no values for key type {key_type!r}")
 
 
 def spark_semantics_key(value: Any) -> Any:
     """A Python value that compares like Spark compares column values.
 
-    Strings compare by UTF-8 bytes, NaN equals NaN and is above every other
-    number, ``-0.0`` equals ``0.0``.
+    An explicit total order: strings compare by UTF-8 bytes, NaN equals NaN
+    and is above every other number (``+inf`` included), ``-0.0`` equals
+    ``0.0``, and timestamps compare as instants (a naive one read as UTC).
+    The kit checks this reference against Spark SQL on every example.
     """
     if isinstance(value, float):
         return (1, 0.0) if math.isnan(value) else (0, value + 0.0)
+    if isinstance(value, int | decimal.Decimal) and not isinstance(value, bool):
+        return (0, value)  # ints, decimals and floats compare exactly with each other
     if isinstance(value, str):
         return value.encode("utf-8", "surrogatepass")
+    if isinstance(value, dt.datetime):
+        aware = value if value.tzinfo is not None else value.replace(tzinfo=dt.UTC)
+        return (aware - _EPOCH) // dt.timedelta(microseconds=1)
     return value
 
 
@@ -216,8 +341,101 @@ def _matches(value: Any, query: KeyQuery) -> bool:
 
 
 def true_locations(rows: list[Row], query: KeyQuery) -> frozenset[str]:
-    """The locations holding a row that matches ``query`` (brute force)."""
+    """The locations holding a row that matches ``query`` (brute force, in Python)."""
     return frozenset(loc for value, loc in rows if _matches(value, query))
+
+
+def spark_literal(value: Any, key_type: str) -> str:
+    """``value`` as a Spark SQL literal of the column's comparison domain.
+
+    Numbers of a floating column and doubles asked of it are ``DOUBLE``
+    literals (a ``float`` column is compared in double, as Spark widens it);
+    every other value is a literal of the column's own type.
+    """
+    kind = _kind(key_type)
+    if isinstance(value, bool) or kind.kind == "boolean":
+        return "TRUE" if value else "FALSE"
+    if kind.kind in ("int", "decimal") and isinstance(value, float):
+        kind = KeyKind("double")  # a double asked of an exact column compares in double
+    if (
+        kind.kind in ("int", "decimal")
+        and isinstance(value, decimal.Decimal)
+        and value.is_finite()
+        and (kind.kind == "int" or -int(value.as_tuple().exponent) > kind.scale)
+    ):
+        return f"{value:f}BD"  # exact: Spark widens the column to the literal's decimal type
+    if kind.kind in ("float", "double"):
+        f = float(value)
+        text = (
+            "NaN"
+            if math.isnan(f)
+            else ("Infinity" if f > 0 else "-Infinity")
+            if math.isinf(f)
+            else repr(f)
+        )
+        return f"CAST('{text}' AS DOUBLE)"
+    if kind.kind == "int":
+        return f"CAST('{int(value)}' AS BIGINT)"
+    if kind.kind == "decimal":
+        return f"CAST('{decimal.Decimal(value):f}' AS DECIMAL({kind.precision},{kind.scale}))"
+    if kind.kind == "date":
+        return f"DATE'{value.isoformat()}'"
+    if kind.kind == "timestamp":
+        if key_type.strip().lower() == "timestamp_ntz":
+            return f"TIMESTAMP_NTZ'{value.isoformat(sep=' ')}'"
+        return f"TIMESTAMP_MICROS({spark_semantics_key(value)})"
+    raw = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else bytes(value)
+    hexed = f"X'{raw.hex().upper()}'"
+    return f"CAST({hexed} AS STRING)" if kind.kind == "string" else hexed
+
+
+def spark_condition(query: KeyQuery, key_type: str, column: str = "key") -> str:
+    """``query`` as a Spark SQL condition on ``column`` (points as ORed equalities)."""
+    if query.kind == "is_null":
+        return f"{column} IS NULL"
+    if query.kind == "points":
+        terms = [f"{column} = {spark_literal(v, key_type)}" for v in query.values if v is not None]
+        return "(" + " OR ".join(terms) + ")" if terms else "FALSE"
+    terms = [f"{column} IS NOT NULL"]
+    if query.low is not None:
+        op = ">=" if query.low_inclusive else ">"
+        terms.append(f"{column} {op} {spark_literal(query.low, key_type)}")
+    if query.high is not None:
+        op = "<=" if query.high_inclusive else "<"
+        terms.append(f"{column} {op} {spark_literal(query.high, key_type)}")
+    return " AND ".join(terms)
+
+
+def spark_true_locations(
+    spark: Any, key_type: str, rows: list[Row], queries: list[KeyQuery]
+) -> list[frozenset[str]]:
+    """Per query, the locations Spark SQL finds a matching row at (one Spark job for all).
+
+    The rows become a DataFrame of ``(key, location)`` typed as the column,
+    and Spark evaluates every query's condition (:func:`spark_condition`)
+    over it; a NULL outcome does not match.
+    """
+    if not queries:
+        return []
+    if not rows:
+        return [frozenset() for _ in queries]
+    frame = _frame(
+        spark,
+        key_type,
+        {"key": [k for k, _ in rows], "location": [loc for _, loc in rows]},
+        f"key {key_type}, location string",
+    )
+    exprs = [
+        f"coalesce({spark_condition(q, key_type)}, FALSE) AS q{i}" for i, q in enumerate(queries)
+    ]
+    hits = frame.selectExpr("location", *exprs).toArrow()
+    locations = hits.column("location").to_pylist()
+    return [
+        frozenset(
+            loc for loc, hit in zip(locations, hits.column(f"q{i}").to_pylist(), strict=True) if hit
+        )
+        for i in range(len(queries))
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -352,7 +570,9 @@ def _arrow_type(key_type: str) -> pa.DataType:
     kind = _kind(key_type)
     text = key_type.strip().lower()
     if kind.kind == "int":
-        return {8: pa.int8(), 16: pa.int16(), 32: pa.int32()}.get(_INT_RANGES.get(text, 64), pa.int64())
+        return {8: pa.int8(), 16: pa.int16(), 32: pa.int32()}.get(
+            _INT_RANGES.get(text, 64), pa.int64()
+        )
     simple: dict[str, pa.DataType] = {
         "boolean": pa.bool_(),
         "float": pa.float32(),
@@ -370,7 +590,15 @@ def _arrow_type(key_type: str) -> pa.DataType:
 
 def _frame(spark: Any, key_type: str, columns: dict[str, list[Any]], ddl: str) -> Any:
     """A Spark DataFrame of ``columns`` (keys typed as the column), via Arrow."""
-    arrays = {"key": pa.array(columns.pop("key"), _arrow_type(key_type))}
+    keys = columns.pop("key")
+    kind = _kind(key_type)
+    if kind.kind == "decimal":  # one scale for all, so Arrow takes values of any exponent
+        quantum = decimal.Decimal(1).scaleb(-kind.scale)
+        wide = decimal.Context(prec=60)
+        keys = [
+            None if k is None else decimal.Decimal(k).quantize(quantum, context=wide) for k in keys
+        ]
+    arrays = {"key": pa.array(keys, _arrow_type(key_type))}
     arrays["location"] = pa.array(columns.pop("location"), pa.string())
     for name, values in columns.items():
         arrays[name] = pa.array(values, pa.int64())
@@ -413,6 +641,9 @@ class IndexContract:
         exact_answers: lookups must return exactly the true locations.
         delta_matches_rebuild: after a delta, answers must equal a rebuild's.
         unsupported_key_type: a type validate must refuse (``None``: skip).
+        complete: the index type indexes every type of ``key_types`` and
+            implements ``apply_delta``; a refusal of either then fails the
+            test instead of skipping it (set for the built-in index types).
         examples: hypothesis examples of the lookup test per key type.
         delta_examples: hypothesis examples of the delta test per key type.
         max_rows: most rows in a drawn relation.
@@ -425,18 +656,13 @@ class IndexContract:
     """
 
     index_type: ClassVar[str] = ""
-    key_types: ClassVar[tuple[str, ...]] = (
-        "bigint",
-        "string",
-        "date",
-        "timestamp",
-        "decimal(10,2)",
-    )
+    key_types: ClassVar[tuple[str, ...]] = DEFAULT_KEY_TYPES
     options: ClassVar[dict[str, str]] = {}
     plugin: ClassVar[object | None] = None
     exact_answers: ClassVar[bool] = False
     delta_matches_rebuild: ClassVar[bool] = False
     unsupported_key_type: ClassVar[str | None] = "map<string,int>"
+    complete: ClassVar[bool] = False
     examples: ClassVar[int] = 6
     delta_examples: ClassVar[int] = 3
     max_rows: ClassVar[int] = 40
@@ -476,6 +702,16 @@ class IndexContract:
         """Key values to draw for ``key_type`` (override for types the kit lacks)."""
         return key_values(key_type)
 
+    def query_values(self, key_type: str) -> st.SearchStrategy[Any]:
+        """Values to ask about: the column's own and, for ``float``, doubles between floats."""
+        if _kind(key_type).kind == "float":
+            return self.values(key_type) | st.sampled_from(_INEXACT_FOR_FLOAT)
+        return self.values(key_type)
+
+    def specials(self, key_type: str) -> list[Any]:
+        """The values of the deterministic examples (override for types the kit lacks)."""
+        return special_values(key_type)
+
     # ----------------------------------------------------------- hook calls
 
     @classmethod
@@ -503,12 +739,19 @@ class IndexContract:
                 key_type=key_type,
             )
         except UnsupportedKeyTypeError as exc:
+            if self.complete:
+                pytest.fail(f"{self.index_type} refuses key type {key_type}: {exc}")
             pytest.skip(f"{self.index_type} does not index {key_type}: {exc}")
         assert isinstance(params, dict), f"validate returned {type(params).__name__}, not a dict"
         return params
 
     def build(
-        self, spark: Any, key_type: str, rows: list[Row], params: dict[str, Any], hinted: bool = False
+        self,
+        spark: Any,
+        key_type: str,
+        rows: list[Row],
+        params: dict[str, Any],
+        hinted: bool = False,
     ) -> BuiltIndex:
         """Build the index of ``rows`` with Spark.
 
@@ -544,7 +787,11 @@ class IndexContract:
     def lookup(self, index: Any, query: KeyQuery) -> LookupResult:
         """Ask one query."""
         result = registry.call_first(
-            "lakesieve_index_lookup", self._what(), index_type=self.index_type, index=index, query=query
+            "lakesieve_index_lookup",
+            self._what(),
+            index_type=self.index_type,
+            index=index,
+            query=query,
         )
         assert isinstance(result, LookupResult), f"lookup returned {type(result).__name__}"
         return result
@@ -570,7 +817,9 @@ class IndexContract:
             f"key {key_type}, location string, count bigint",
         )
 
-    def apply_delta(self, spark: Any, index: Any, frame: Any, params: dict[str, Any]) -> BuiltIndex | None:
+    def apply_delta(
+        self, spark: Any, index: Any, frame: Any, params: dict[str, Any]
+    ) -> BuiltIndex | None:
         """Call ``lakesieve_index_apply_delta``; ``None`` when the index type does not implement it."""
         changed = registry.call_optional(
             "lakesieve_index_apply_delta",
@@ -584,8 +833,21 @@ class IndexContract:
             assert isinstance(changed, BuiltIndex), f"apply_delta returned {type(changed).__name__}"
         return changed
 
+    def _refuse_delta(self) -> None:
+        """Skip (or, for a ``complete`` index type, fail) a test needing ``apply_delta``."""
+        why = (
+            f"index type {self.index_type!r} does not implement "
+            "lakesieve_index_apply_delta (the framework rebuilds it instead)"
+        )
+        if self.complete:
+            pytest.fail(why)
+        pytest.skip(why)
+
     def require_delta(self, spark: Any, key_type: str, params: dict[str, Any]) -> None:
-        """Skip the test when the index type does not implement ``apply_delta`` (probed once)."""
+        """Skip the test when the index type does not implement ``apply_delta`` (probed once).
+
+        A ``complete`` index type fails instead: its delta checks must run.
+        """
         supported = type(self)._delta_support.get(self.index_type)
         if supported is None:
             index = self.load(self.build(spark, key_type, [], params))
@@ -593,10 +855,7 @@ class IndexContract:
             supported = self.apply_delta(spark, index, empty, params) is not None
             type(self)._delta_support[self.index_type] = supported
         if not supported:
-            pytest.skip(
-                f"index type {self.index_type!r} does not implement "
-                "lakesieve_index_apply_delta (the framework rebuilds it instead)"
-            )
+            self._refuse_delta()
 
     def _applied(
         self, spark: Any, index: Any, frame: Any, params: dict[str, Any], probes: list[KeyQuery]
@@ -605,10 +864,7 @@ class IndexContract:
         before = [self.lookup(index, q).locations for q in probes]
         changed = self.apply_delta(spark, index, frame, params)
         if changed is None:
-            pytest.skip(
-                f"index type {self.index_type!r} does not implement "
-                "lakesieve_index_apply_delta (the framework rebuilds it instead)"
-            )
+            self._refuse_delta()
         after = [self.lookup(index, q).locations for q in probes]
         assert after == before, "apply_delta changed the index it was given"
         copy, _ = ipc_round_trip(changed)
@@ -624,7 +880,7 @@ class IndexContract:
     def _draw_queries(self, data: st.DataObject, key_type: str, rows: list[Row]) -> list[KeyQuery]:
         drawn = data.draw(
             st.lists(
-                key_queries(self.values(key_type), rows),
+                key_queries(self.query_values(key_type), rows),
                 min_size=self.queries_per_example,
                 max_size=self.queries_per_example,
             ),
@@ -638,10 +894,18 @@ class IndexContract:
         return settings(
             max_examples=examples,
             deadline=None,
+            derandomize=not self._soak(),
+            database=None,
             phases=phases,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
             print_blob=True,
         )
+
+    @staticmethod
+    def _soak() -> bool:
+        """Whether ``LAKESIEVE_CONTRACT_EXAMPLES`` asks for a longer, randomised run."""
+        raw = os.environ.get("LAKESIEVE_CONTRACT_EXAMPLES", "").strip()
+        return raw.isdigit() and int(raw) > 0
 
     def _examples(self) -> tuple[int, int]:
         raw = os.environ.get("LAKESIEVE_CONTRACT_EXAMPLES", "").strip()
@@ -651,13 +915,31 @@ class IndexContract:
 
     # ----------------------------------------------------------- checks
 
+    def truths(
+        self, spark: Any, key_type: str, rows: list[Row], queries: list[KeyQuery]
+    ) -> list[frozenset[str]]:
+        """Per query, the locations holding a matching row, as Spark SQL decides.
+
+        Spark evaluates every query over the rows (:func:`spark_true_locations`),
+        so the truth depends on neither the index under test nor lakesieve's
+        own evaluator; the kit's Python reference (:func:`true_locations`)
+        must agree, which keeps it honest for Spark-free property tests.
+        """
+        spark_truth = spark_true_locations(spark, key_type, rows, queries)
+        for query, want in zip(queries, spark_truth, strict=True):
+            mine = true_locations(rows, query)
+            assert mine == want, (
+                f"the kit's Python reference disagrees with Spark SQL on {key_type} "
+                f"for {query} ({spark_condition(query, key_type)}): {sorted(mine)} vs {sorted(want)}"
+            )
+        return spark_truth
+
     def _check_answers(
-        self, index: Any, rows: list[Row], queries: list[KeyQuery], what: str
+        self, index: Any, truths: list[frozenset[str]], queries: list[KeyQuery], what: str
     ) -> list[frozenset[str] | None]:
         answers = []
-        for query in queries:
+        for query, truth in zip(queries, truths, strict=True):
             got = self.lookup(index, query).locations
-            truth = true_locations(rows, query)
             if got is not None:
                 missing = truth - got
                 assert not missing, f"{what}: {query} misses true locations {sorted(missing)}"
@@ -669,20 +951,50 @@ class IndexContract:
             answers.append(got)
         return answers
 
+    def special_queries(self, key_type: str) -> list[KeyQuery]:
+        """Every special value as a point, with each range operator, and in pairs.
+
+        For ``float`` columns the doubles between floats are asked too.
+        """
+        values = list(self.specials(key_type))
+        if _kind(key_type).kind == "float":
+            values += list(_INEXACT_FOR_FLOAT)
+        out = [KeyQuery("is_null"), KeyQuery("range"), KeyQuery("points", tuple(values))]
+        for v in values:
+            out.append(KeyQuery("points", (v,)))
+            for inclusive in (True, False):
+                out.append(KeyQuery("range", low=v, low_inclusive=inclusive))
+                out.append(KeyQuery("range", high=v, high_inclusive=inclusive))
+        for lo, hi in zip(values, values[1:] + values[:1], strict=True):
+            out.append(KeyQuery("range", low=lo, high=hi))  # the last pair is reversed
+            out.append(
+                KeyQuery("range", low=lo, low_inclusive=False, high=hi, high_inclusive=False)
+            )
+        return out
+
+    def special_rows(self, key_type: str, prefix: str = "part=0/special") -> list[Row]:
+        """Each special value alone at a location of its own, all of them together at
+        another, and a location holding only NULLs."""
+        values = self.specials(key_type)
+        rows: list[Row] = [(v, f"{prefix}-{i}") for i, v in enumerate(values)]
+        rows += [(v, f"{prefix}-all") for v in values] + [(None, f"{prefix}-all")]
+        rows += [(None, f"{prefix}-nulls"), (None, f"{prefix}-nulls")]
+        return rows
+
     def test_lookups_cover_truth_and_survive_ipc(self, contract_spark: Any, key_type: str) -> None:
-        """(a) answers hold every true location; (c) describe's size and an IPC round trip."""
+        """(a) answers hold every true location; (c) describe's size and an IPC round trip.
+
+        First a deterministic example of every special value of the type
+        (:meth:`special_rows`, :meth:`special_queries`), then random ones.
+        """
         params = self.validate(key_type)
         examples, _ = self._examples()
 
-        @self._settings(examples)
-        @given(data=st.data())
-        def run(data: st.DataObject) -> None:
-            rows = self._draw_rows(data, key_type)
-            queries = self._draw_queries(data, key_type, rows)
-            hinted = data.draw(st.booleans(), label="build told the locations")
+        def check(rows: list[Row], queries: list[KeyQuery], hinted: bool) -> None:
+            truths = self.truths(contract_spark, key_type, rows, queries)
             built = self.build(contract_spark, key_type, rows, params, hinted)
             index = self.load(built)
-            answers = self._check_answers(index, rows, queries, "fresh build")
+            answers = self._check_answers(index, truths, queries, "fresh build")
 
             copy, stored_bytes = ipc_round_trip(built)
             desc = self.describe(index)
@@ -697,13 +1009,53 @@ class IndexContract:
                 assert after == before, f"{query}: {before} before Arrow IPC, {after} after"
             assert self.describe(again).get("size_bytes") == size
 
+        check(self.special_rows(key_type), self.special_queries(key_type), False)
+
+        @self._settings(examples)
+        @given(data=st.data())
+        def run(data: st.DataObject) -> None:
+            rows = self._draw_rows(data, key_type)
+            queries = self._draw_queries(data, key_type, rows)
+            hinted = data.draw(st.booleans(), label="build told the locations")
+            check(rows, queries, hinted)
+
         run()
 
-    def test_apply_delta_keeps_every_true_location(self, contract_spark: Any, key_type: str) -> None:
-        """(b) after random adds and removes, answers hold every true location."""
+    def test_apply_delta_keeps_every_true_location(
+        self, contract_spark: Any, key_type: str
+    ) -> None:
+        """(b) after random adds and removes, answers hold every true location.
+
+        First a deterministic example: every special value added by a delta
+        (at new locations and at ones the build knew), then random ones.
+        """
         params = self.validate(key_type)
         self.require_delta(contract_spark, key_type, params)
         _, examples = self._examples()
+
+        def check(
+            rows: list[Row],
+            delta: list[tuple[Any, str, int]],
+            after: list[Row],
+            queries: list[KeyQuery],
+        ) -> None:
+            truths = self.truths(contract_spark, key_type, after, queries)
+            index = self.load(self.build(contract_spark, key_type, rows, params))
+            frame = self.delta_frame(contract_spark, key_type, delta)
+            updated = self._applied(contract_spark, index, frame, params, queries)
+            answers = self._check_answers(updated, truths, queries, "after apply_delta")
+            if self.delta_matches_rebuild:
+                rebuilt = self.load(self.build(contract_spark, key_type, after, params))
+                for query, got in zip(queries, answers, strict=True):
+                    fresh = self.lookup(rebuilt, query).locations
+                    assert got == fresh, f"{query}: {got} after apply_delta, {fresh} rebuilt"
+
+        base = [(v, f"part=0/special-{i % 2}") for i, v in enumerate(self.specials(key_type)[:2])]
+        added = self.special_rows(key_type, "part=9/added") + [
+            (v, "part=0/special-1") for v in self.specials(key_type)
+        ]
+        delta = [(v, loc, 1) for v, loc in added]
+        check(base, delta, base + added, self.special_queries(key_type))
 
         @self._settings(examples)
         @given(data=st.data())
@@ -711,15 +1063,7 @@ class IndexContract:
             rows = self._draw_rows(data, key_type)
             delta, after = draw_delta(data, self.values(key_type), rows)
             queries = self._draw_queries(data, key_type, after)
-            index = self.load(self.build(contract_spark, key_type, rows, params))
-            frame = self.delta_frame(contract_spark, key_type, delta)
-            updated = self._applied(contract_spark, index, frame, params, queries)
-            answers = self._check_answers(updated, after, queries, "after apply_delta")
-            if self.delta_matches_rebuild:
-                rebuilt = self.load(self.build(contract_spark, key_type, after, params))
-                for query, got in zip(queries, answers, strict=True):
-                    fresh = self.lookup(rebuilt, query).locations
-                    assert got == fresh, f"{query}: {got} after apply_delta, {fresh} rebuilt"
+            check(rows, delta, after, queries)
 
         run()
 
@@ -730,13 +1074,14 @@ class IndexContract:
         _, examples = self._examples()
         untyped = contract_spark.createDataFrame([], "key string, location string, count bigint")
 
-        @self._settings(examples)
+        @self._settings(max(1, examples // 2))
         @given(data=st.data())
         def run(data: st.DataObject) -> None:
             rows = self._draw_rows(data, key_type)
             queries = self._draw_queries(data, key_type, rows)
+            truths = self.truths(contract_spark, key_type, rows, queries)
             index = self.load(self.build(contract_spark, key_type, rows, params))
-            before = self._check_answers(index, rows, queries, "fresh build")
+            before = self._check_answers(index, truths, queries, "fresh build")
             typed = self.delta_frame(contract_spark, key_type, [])
             for what, frame in (("typed", typed), ("untyped", untyped)):
                 updated = self._applied(contract_spark, index, frame, params, queries)
@@ -765,7 +1110,8 @@ class IndexContract:
             for step, (delta, truth) in enumerate(((first, middle), (second, last)), start=1):
                 frame = self.delta_frame(contract_spark, key_type, summed_delta(delta))
                 index = self._applied(contract_spark, index, frame, params, queries)
-                answers = self._check_answers(index, truth, queries, f"after delta {step} of 2")
+                truths = self.truths(contract_spark, key_type, truth, queries)
+                answers = self._check_answers(index, truths, queries, f"after delta {step} of 2")
             if self.delta_matches_rebuild:
                 rebuilt = self.load(self.build(contract_spark, key_type, last, params))
                 for query, got in zip(queries, answers, strict=True):

@@ -134,11 +134,11 @@ def value_hashes(value: Any, order: KeyOrder) -> list[int]:
     """The hashes a point lookup of one query value probes (lookup side).
 
     Equal to :func:`key_hashes` of the value when it is a value of the column;
-    a value between two column values (``1.5`` on an integer column) probes
-    both neighbours (see
-    :class:`~lakesieve.indexes.exact.ordered_keys.QueryForms`), a superset.
-    Empty when no value of the column can equal it (a decimal beyond 38
-    digits).
+    empty when no value of the column can equal it, as Spark compares them: a
+    value between two column values (``1.5`` on an integer column, a double
+    no float32 equals on a ``float`` column; see
+    :class:`~lakesieve.indexes.exact.ordered_keys.QueryForms`), or a decimal
+    beyond 38 digits.
 
     Raises:
         TypeError: the value cannot be compared with the column's values.

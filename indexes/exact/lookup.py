@@ -100,11 +100,11 @@ class ExactIndex:
         if query.low is not None:
             low = self.order.query(query.low)
             strict = low.lower_bound_strict(query.low_inclusive)
-            first = self._search(low.low, "right" if strict else "left")
+            first = self._search(low.lower_bound(), "right" if strict else "left")
         if query.high is not None:
             high = self.order.query(query.high)
             strict = high.upper_bound_strict(query.high_inclusive)
-            stop = self._search(high.high, "left" if strict else "right")
+            stop = self._search(high.upper_bound(), "left" if strict else "right")
         if stop <= first:
             return frozenset()
         a, b = int(self.first_entry[first]), int(self.first_entry[stop])

@@ -26,13 +26,15 @@ same form, ``exact``, when the value is itself a value of the column. A
 value that is not (``1.5`` against an integer column, ``1.505`` against
 ``decimal(10,2)``, a double no float32 equals against a ``float`` column, a
 timestamp within a day against a date column, an integer beyond the type's
-range) sits between two column values, and lookups then keep every column
-value a reasonable reading of the predicate could match: ``x >= v`` keeps
-``form >= low``, ``x <= v`` keeps ``form <= high`` and ``x = v`` both
-neighbours. That is right for the exact mathematical comparison and for a
-comparison after casting the literal to the column's type (Spark rounds it
-to one of the two neighbours), so answers stay supersets either way. Values
-of the column's own type, which the planner binds, are always exact.
+range) sits strictly between two column values, and Spark SQL compares it
+exactly (it widens the column to the literal's type: a ``float`` column is
+compared in double, ``f > 0.1`` holds for ``f = float32(0.1)``, and
+``f = 0.1`` holds for no float). So ``x > v`` and ``x >= v`` keep
+``form >= high``, ``x < v`` and ``x <= v`` keep ``form <= low``, and
+``x = v`` keeps nothing (:meth:`QueryForms.lower_bound`,
+:meth:`QueryForms.upper_bound`, :meth:`QueryForms.points`). A value beyond
+every column value is clamped to the extreme form and marked inexact, which
+can only add that extreme's locations.
 
 Unlike :mod:`lakesieve.keys`, nothing here is lossy: strings keep every byte
 and wide decimals every digit, so the exact index prunes perfectly.
@@ -327,13 +329,21 @@ class QueryForms:
     exact: bool
 
     def points(self) -> list[Any]:
-        """The forms a point query must look up: the value's, or both neighbours'."""
-        return [self.low] if self.exact or self.low == self.high else [self.low, self.high]
+        """The forms a point query must look up: the value's, or none (no column value equals it)."""
+        return [self.low] if self.exact else []
+
+    def lower_bound(self) -> Any:
+        """For ``x > v`` / ``x >= v``: the form keys must reach (``high`` when inexact)."""
+        return self.low if self.exact else self.high
+
+    def upper_bound(self) -> Any:
+        """For ``x < v`` / ``x <= v``: the form keys must not pass (``low`` when inexact)."""
+        return self.high if self.exact else self.low
 
     def lower_bound_strict(self, inclusive: bool) -> bool:
-        """For ``x > v`` / ``x >= v``: whether forms must exceed ``low`` (else reach it)."""
+        """For ``x > v`` / ``x >= v``: whether forms must exceed :meth:`lower_bound` (else reach it)."""
         return self.exact and not inclusive
 
     def upper_bound_strict(self, inclusive: bool) -> bool:
-        """For ``x < v`` / ``x <= v``: whether forms must stay below ``high`` (else reach it)."""
+        """For ``x < v`` / ``x <= v``: whether forms must stay below :meth:`upper_bound`."""
         return self.exact and not inclusive

@@ -4,7 +4,7 @@ Each location's bounds become comparison forms (:mod:`ordered_keys`), so every
 test below is a vectorised comparison over all locations at once:
 
 - range ``[lo, hi]``: ``max >= lo`` and ``min <= hi`` (strict for exclusive
-  bounds; a bound that is not a column value is widened to its neighbouring
+  bounds; a bound that is not a column value is replaced by its neighbouring
   column values, see :class:`~lakesieve.indexes.exact.ordered_keys.QueryForms`);
 - points: some point ``p`` with ``min <= p <= max``, found by binary-searching
   the sorted points for each location's ``min`` and ``max``;
@@ -93,14 +93,14 @@ class ZoneMapIndex:
         hit = self.has_keys.copy()
         if query.low is not None:
             low = self.order.query(query.low)
-            bound = self._scalar(low.low)
+            bound = self._scalar(low.lower_bound())
             if low.lower_bound_strict(query.low_inclusive):
                 hit &= np.asarray(self.max_forms > bound, dtype=bool)
             else:
                 hit &= np.asarray(self.max_forms >= bound, dtype=bool)
         if query.high is not None:
             high = self.order.query(query.high)
-            bound = self._scalar(high.high)
+            bound = self._scalar(high.upper_bound())
             if high.upper_bound_strict(query.high_inclusive):
                 hit &= np.asarray(self.min_forms < bound, dtype=bool)
             else:

@@ -17,7 +17,7 @@ units share a name, they are read in separate scans and unioned.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -33,6 +33,20 @@ ROW_KEY = "__lakesieve_row"
 
 #: Deleted rows up to which the deleted-position frame is broadcast.
 BROADCAST_DELETES = 2_000_000
+
+
+#: Data source options that read local files without Hadoop's ``.crc`` side files:
+#: other engines rewrite or copy data files without them (the formats' own
+#: readers never look at them), and a stale one fails the read.
+RAW_LOCAL_FILES = {
+    "fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
+    "fs.file.impl.disable.cache": "true",
+}
+
+
+def parquet_reader(spark: SparkSession, schema: StructType | str) -> Any:
+    """``spark.read`` with ``schema`` for Parquet data files (``.crc`` side files ignored)."""
+    return spark.read.options(**RAW_LOCAL_FILES).schema(schema)
 
 
 def file_name(path: str) -> str:
@@ -113,7 +127,7 @@ def _read_round(
         [StructField(physical.get(f.name, f.name), f.dataType, True) for f in data_fields]
     )
     paths = [storage.join(root, u.base_file or u.location) for u in units]
-    df = spark.read.schema(file_schema).parquet(*paths)
+    df = parquet_reader(spark, file_schema).parquet(*paths)
     data_columns = [
         F.col(f"`{physical.get(f.name, f.name)}`").alias(f.name) for f in data_fields
     ]

@@ -3,10 +3,12 @@
 Two paths, unioned by column name:
 
 - **base-only units** (copy-on-write slices, merge-on-read slices without
-  logs) are read by Spark's own Parquet reader, all files in one scan. With
+  logs) with Parquet base files are read by Spark's own Parquet reader, all
+  files in one scan (Hadoop's ``.crc`` side files ignored). With
   ``with_location`` the location comes from the hidden ``_metadata.file_name``
   column through a broadcast join with a small (file name, location) frame.
-- **units with log files** are merged by hudi-rs *inside Spark tasks*: a small
+- **units with log files**, and units whose base file is not Parquet (Lance),
+  are read by hudi-rs *inside Spark tasks*: a small
   frame of unit descriptors (location, base file, log files), one row per
   unit, goes through ``mapInArrow``; each task opens hudi-rs' file group reader
   as of the read's instant and yields Arrow batches.
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from lakesieve.model import LOCATION_COLUMN, ReadUnit, TableRef
 from lakesieve.plugins.hudi import storage, tables, timeline
-from lakesieve.plugins.hudi.unit_reader import read_unit_batches
+from lakesieve.plugins.hudi.unit_reader import is_parquet, read_unit_batches
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -40,6 +42,12 @@ _UNIT_SCHEMA = "location string, base_file string, log_files array<string>"
 #: stays true. Bounded; cleared when full.
 _FILE_SCHEMAS: dict[tuple[int, str], StructType] = {}
 _FILE_SCHEMAS_MAX = 256
+#: Data source options reading local files without Hadoop's ``.crc`` side files
+#: (Hudi's own readers never look at them; a stale one fails the read).
+_RAW_LOCAL_FILES = {
+    "fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
+    "fs.file.impl.disable.cache": "true",
+}
 
 
 def _file_schema(spark: SparkSession, path: str) -> StructType:
@@ -47,7 +55,8 @@ def _file_schema(spark: SparkSession, path: str) -> StructType:
     key = (id(spark), path)
     known = _FILE_SCHEMAS.get(key)
     if known is None:
-        known = spark.read.option("recursiveFileLookup", "true").parquet(path).schema
+        reader = spark.read.options(**_RAW_LOCAL_FILES)
+        known = reader.option("recursiveFileLookup", "true").parquet(path).schema
         if len(_FILE_SCHEMAS) >= _FILE_SCHEMAS_MAX:
             _FILE_SCHEMAS.clear()
         _FILE_SCHEMAS[key] = known
@@ -61,8 +70,8 @@ def _base_instant(unit: ReadUnit) -> str:
 
 
 def _sample_base_file(units: Sequence[ReadUnit]) -> str | None:
-    """The newest base file among ``units``: its footer carries the latest schema."""
-    with_base = [u for u in units if u.base_file]
+    """The newest Parquet base file among ``units``: its footer carries the latest schema."""
+    with_base = [u for u in units if is_parquet(u.base_file)]
     return max(with_base, key=_base_instant).base_file if with_base else None
 
 
@@ -124,7 +133,8 @@ def _read_base_files(
     from pyspark.sql import functions as F
 
     paths = [storage.join(table_path, u.base_file) for u in units if u.base_file]
-    df = spark.read.schema(schema).option("recursiveFileLookup", "true").parquet(*paths)
+    reader = spark.read.options(**_RAW_LOCAL_FILES).schema(schema)
+    df = reader.option("recursiveFileLookup", "true").parquet(*paths)
     if not with_location:
         return df  # the given schema's columns, in its order
     columns = [F.col(f"`{name}`") for name in schema.names]
@@ -210,7 +220,9 @@ def read_units(
     sample = _sample_base_file(units)
     if sample is None and not units and as_of is not None:
         slices = ht.get_file_slices(tables.as_of(as_of))
-        names = [s.base_file_relative_path() for s in slices if s.base_file_name]
+        names = [
+            s.base_file_relative_path() for s in slices if is_parquet(s.base_file_name or "")
+        ]
         sample = max(names, key=lambda n: n.rsplit("_", 1)[-1]) if names else None
     schema = spark_schema(spark, table.path, arrow_schema, sample)
 
@@ -224,8 +236,8 @@ def read_units(
             )
         return spark.createDataFrame([], empty_schema)
 
-    base_only = [u for u in units if u.base_file and not u.log_files]
-    merged = [u for u in units if u.log_files or not u.base_file]
+    base_only = [u for u in units if is_parquet(u.base_file) and not u.log_files]
+    merged = [u for u in units if u.log_files or not is_parquet(u.base_file)]
     parts: list[DataFrame] = []
     if base_only:
         parts.append(_read_base_files(spark, table.path, schema, base_only, with_location))

@@ -4,8 +4,10 @@ Runs on the driver for :func:`lakesieve_format_read_unit` and inside Spark's
 Python workers for merge-on-read units, so it needs only the table path, its
 options, the instant and the unit's files.
 
-- A unit with only a base file is read with pyarrow, batch by batch.
-- A unit with log files is merged by hudi-rs' file group reader, created
+- A unit with only a Parquet base file is read with pyarrow, batch by batch.
+- A unit with log files, or a base file in another format (Lance: table
+  property ``hoodie.table.base.file.format``), is read by hudi-rs' file
+  group reader, which honours the table's base file format; it is created
   from the table with the read's as-of instant, so that log blocks written
   after the instant are skipped (time travel).
 
@@ -87,6 +89,11 @@ def project(schema: pa.Schema, columns: Sequence[str] | None) -> pa.Schema:
     return pa.schema([schema.field(c) for c in columns])
 
 
+def is_parquet(base_file: str | None) -> bool:
+    """Whether a base file is Parquet (by its extension), so that Parquet readers can open it."""
+    return bool(base_file) and str(base_file).lower().endswith(".parquet")
+
+
 def read_unit_batches(
     table_path: str,
     options: Mapping[str, str] | None,
@@ -107,7 +114,7 @@ def read_unit_batches(
         target: the schema to yield; the table's read schema when ``None``.
         columns: keep only these columns of ``target`` (in this order).
     """
-    if not log_files and base_file:
+    if not log_files and base_file and is_parquet(base_file):
         if target is None:
             _, _, target = _reader_for(table_path, options, instant)
         target = project(target, columns)

@@ -22,6 +22,14 @@ writes then go through that catalog, which is authoritative.
   metadata file, is (re-)registered at its newest metadata file first; the
   commit itself is the catalog's optimistic compare-and-swap.
 
+**Relative locations.** Some writers record locations relative to a folder
+(``data/persistent/t/...``) instead of absolute URIs. When the table's path
+ends with its relative location, every relative path of its metadata is taken
+from the folder that location is relative to (:class:`RootedFileIO`), so the
+table reads the same from any current directory and inside Spark's workers;
+otherwise relative paths are taken from the current directory, as pyiceberg
+does.
+
 **Indexes** of a table live in ``<parent>/.lakesieve/indexes/<table folder>/``
 by default: outside the table location, so that orphan-file removal (which
 deletes every file under the table location that its metadata does not
@@ -42,6 +50,7 @@ from typing import TYPE_CHECKING
 from lakesieve.errors import OptionError, TableNotFoundError, WriteError
 from lakesieve.plugins.delta import storage
 from lakesieve.plugins.iceberg.identify import latest_metadata_file
+from pyiceberg.io.pyarrow import PyArrowFile, PyArrowFileIO
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog
@@ -120,7 +129,52 @@ def configured_catalog(
     return load_catalog(name, **props), ident
 
 
-def _static_table(metadata_file: str) -> Table:
+#: FileIO property: the folder relative locations are taken from.
+RELATIVE_ROOT = "lakesieve.relative-root"
+
+
+def is_relative(path: str) -> bool:
+    """Whether a location is a relative path (no scheme, not absolute)."""
+    return not storage.is_uri(path) and not path.startswith("/")
+
+
+class RootedFileIO(PyArrowFileIO):
+    """pyiceberg's Arrow FileIO, taking relative locations from :data:`RELATIVE_ROOT`."""
+
+    def _rooted(self, location: str) -> str:
+        root = self.properties.get(RELATIVE_ROOT)
+        return os.path.join(root, location) if root and is_relative(location) else location
+
+    def new_input(self, location: str) -> PyArrowFile:
+        """An input file; a relative location is taken from the root."""
+        return super().new_input(self._rooted(location))
+
+    def new_output(self, location: str) -> PyArrowFile:
+        """An output file; a relative location is taken from the root."""
+        return super().new_output(self._rooted(location))
+
+
+def relative_root(table_path: str, location: str) -> str | None:
+    """The folder a relative table ``location`` is relative to, when ``table_path`` ends with it."""
+    if not is_relative(location):
+        return None
+    local = storage.local_path(table_path)
+    if local is None:
+        return None
+    full = os.path.abspath(local).rstrip("/")
+    suffix = "/" + os.path.normpath(location).strip("/")
+    return full[: -len(suffix)] or "/" if full.endswith(suffix) else None
+
+
+def absolute(table: Table, path: str) -> str:
+    """A location of the table's metadata as a path to open (relative ones rooted)."""
+    root = table.io.properties.get(RELATIVE_ROOT)
+    if root and is_relative(path):
+        return os.path.join(root, path)
+    return path
+
+
+def _static_table(metadata_file: str, table_path: str = "") -> Table:
     from pyiceberg.table import StaticTable
 
     with _lock:
@@ -128,6 +182,12 @@ def _static_table(metadata_file: str) -> Table:
             _static.move_to_end(metadata_file)
             return _static[metadata_file]
     table = StaticTable.from_metadata(metadata_file)
+    root = relative_root(table_path, table.metadata.location) if table_path else None
+    if root is not None:
+        table = StaticTable.from_metadata(
+            metadata_file,
+            {"py-io-impl": f"{__name__}.RootedFileIO", RELATIVE_ROOT: root},
+        )
     with _lock:
         _static[metadata_file] = table
         while len(_static) > _CACHE_SIZE:
@@ -148,7 +208,7 @@ def load_for_read(path: str, options: Mapping[str, str] | None) -> Table:
     latest = latest_metadata_file(path)
     if latest is None:
         raise TableNotFoundError(f"no Iceberg table at {path!r}: no metadata/*.metadata.json")
-    return _static_table(latest)
+    return _static_table(latest, path)
 
 
 def default_catalog(path: str) -> Catalog:

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 
 def _plain(t: pa.DataType, where: str, table_path: str) -> pa.DataType:
-    if isinstance(t, pa.ExtensionType):
+    if isinstance(t, pa.BaseExtensionType):
         return _plain(t.storage_type, where, table_path)
     if pa.types.is_fixed_size_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
         return pa.binary()

@@ -14,7 +14,12 @@ the Iceberg rules:
 A unit's ``location`` and ``base_file`` are the data file's path relative to
 the table location (the full path when the file lies elsewhere);
 ``extra["file_path"]`` is the path exactly as the metadata writes it (what
-position delete files name). ``delete_files`` entries are
+position delete files name), ``extra["read_path"]`` the path to open (a
+relative path is taken from the current directory, as pyiceberg does), and
+``extra["identity_values"]`` the file's identity partition values
+(:mod:`.columns`): a field a file does not carry takes that value. A file
+the metadata names that does not exist here -- a path of another machine --
+refuses the table in one line naming the path. ``delete_files`` entries are
 ``"<kind>-<format>|<path>"``, kind ``position`` or ``equality``, format
 ``parquet``, ``avro``, ``orc`` or ``puffin``; readers refuse kinds they
 cannot apply.
@@ -22,13 +27,15 @@ cannot apply.
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakesieve.model import ReadUnit, Snapshot, TableRef
 from lakesieve.plugins.delta import storage
-from lakesieve.plugins.iceberg import catalog, timeline
+from lakesieve.plugins.iceberg import catalog, columns, timeline
+from lakesieve.plugins.iceberg.errors import IcebergFeatureError
 
 if TYPE_CHECKING:
     from pyiceberg.manifest import DataFile, ManifestEntry
@@ -58,18 +65,50 @@ class LiveFiles:
 
 
 def live_files(table: Table, snap: IcebergSnapshot) -> LiveFiles:
-    """Every live (added or existing) entry of a snapshot's manifests."""
+    """Every live (added or existing) entry of a snapshot's manifests.
+
+    Raises:
+        IcebergFeatureError: the manifest list or a manifest does not exist here.
+    """
     from pyiceberg.manifest import DataFileContent
 
     data: list[ManifestEntry] = []
     deletes: list[ManifestEntry] = []
-    for manifest in snap.manifests(table.io):
-        for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
-            if entry.data_file.content == DataFileContent.DATA:
-                data.append(entry)
-            else:
-                deletes.append(entry)
+    try:
+        for manifest in snap.manifests(table.io):
+            for entry in manifest.fetch_manifest_entry(table.io, discard_deleted=True):
+                if entry.data_file.content == DataFileContent.DATA:
+                    data.append(entry)
+                else:
+                    deletes.append(entry)
+    except FileNotFoundError as exc:
+        missing = exc.filename or str(exc).splitlines()[0]
+        raise IcebergFeatureError(
+            f"Iceberg table {table.metadata.location}: its metadata names {missing}, which does "
+            "not exist here (a path of another machine?); refusing to read it"
+        ) from None
     return LiveFiles(data, deletes)
+
+
+def resolve_path(table: Table, table_path: str, path: str) -> str:
+    """The path to open for a file the metadata names; refuses a local file that is not there.
+
+    A relative path is taken from the folder the table's relative location is
+    relative to (:func:`.catalog.absolute`), else from the current directory.
+
+    Raises:
+        IcebergFeatureError: naming the table and the missing path.
+    """
+    local = storage.local_path(catalog.absolute(table, path))
+    if local is None:
+        return path
+    full = os.path.abspath(local)
+    if not os.path.exists(full):
+        raise IcebergFeatureError(
+            f"Iceberg table {table_path}: its metadata names {path}, which does not exist here "
+            "(a path of another machine?); refusing to read it"
+        )
+    return full
 
 
 def delete_kind(delete_file: DataFile) -> str:
@@ -175,20 +214,30 @@ def partition_text(table: Table, data_file: DataFile) -> dict[str, str]:
 
 
 def unit_of(
-    table: Table, entry: ManifestEntry, deletes: list[DataFile]
+    table: Table, entry: ManifestEntry, deletes: list[DataFile], table_path: str = ""
 ) -> ReadUnit:
-    """The read unit of one live data file entry."""
+    """The read unit of one live data file entry.
+
+    Raises:
+        IcebergFeatureError: the data file or a delete file does not exist here.
+    """
     data_file = entry.data_file
     location = location_of(table, data_file.file_path)
+    where = table_path or table.metadata.location
+    identity = columns.identity_values(data_file, table.metadata)
     return ReadUnit(
         location=location,
         base_file=location,
-        delete_files=tuple(f"{delete_kind(d)}|{d.file_path}" for d in deletes),
+        delete_files=tuple(
+            f"{delete_kind(d)}|{resolve_path(table, where, d.file_path)}" for d in deletes
+        ),
         partition_values=partition_text(table, data_file),
         num_records=int(data_file.record_count),
         size_bytes=int(data_file.file_size_in_bytes) + sum(int(d.file_size_in_bytes) for d in deletes),
         extra={
             "file_path": data_file.file_path,
+            "read_path": resolve_path(table, where, data_file.file_path),
+            columns.IDENTITY_KEY: columns.encode_identity(identity),
             "file_format": str(data_file.file_format.value).lower(),
             "spec_id": str(data_file.spec_id or 0),
             "data_sequence_number": str(entry.sequence_number or 0),
@@ -209,7 +258,7 @@ def build_snapshot(ref: TableRef, instant: str | None) -> Snapshot:
     files = live_files(table, snap)
     matched = match_deletes(table, files)
     units = sorted(
-        (unit_of(table, e, matched.get(e.data_file.file_path, [])) for e in files.data),
+        (unit_of(table, e, matched.get(e.data_file.file_path, []), ref.path) for e in files.data),
         key=lambda u: u.location,
     )
     return Snapshot(instant=timeline.instant_of(snap), units=tuple(units))
