@@ -141,14 +141,6 @@ def run_case(
     return found
 
 
-# Temporary, while the fixes are in flight: every drawn table has timestamp columns, and
-# the lakesieve data source fails on those (issue 15 finding F1). Remove once fixed.
-# Only the CI share is marked: a long run reports its failures.
-@pytest.mark.xfail(
-    PROFILE == "differential-ci",
-    strict=True,
-    reason="issue 15 finding F1: data source crashes on timestamp columns",
-)
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_pruned_reads_equal_spark_sql_over_the_native_reader(spark: Any, fmt: str) -> None:
     """read_arrow, Table.read, the data source and explain agree with Spark SQL."""

@@ -28,17 +28,6 @@ pytestmark = pytest.mark.spark
 
 NAN = math.nan
 
-#: Temporary, while the fixes are in flight (remove once the named finding is fixed):
-#: F1, the lakesieve data source fails on tables with timestamp columns
-#: (pyspark's ``to_arrow_schema`` without a time zone), so every check of that path fails.
-DATA_SOURCE_TIMESTAMPS = pytest.mark.xfail(
-    strict=True, reason="issue 15 finding F1: data source crashes on timestamp columns"
-)
-#: F8, refresh loses NaN keys: exact, zone map and Sieve drop the new file holding NaN.
-REFRESH_LOSES_NAN = pytest.mark.xfail(
-    strict=True, reason="issue 15 findings F1 and F8: refreshed index drops the file holding NaN"
-)
-
 
 @pytest.fixture(autouse=True)
 def _quiet() -> None:
@@ -95,7 +84,6 @@ def expect(case: Case, where: str, ids: list[int] | None, may_refuse: bool = Fal
 # ---------------------------------------------------------------- 1. NaN ordering
 
 
-@DATA_SOURCE_TIMESTAMPS
 def test_nan_is_above_every_number(spark: Any, tmp_path: Path) -> None:
     """Spark orders NaN above every number and NaN = NaN is true; read_arrow must too."""
     rows = [row(0, 0, f=NAN), row(1, 0, f=0.25), row(2, 1, f=0.75), row(3, 1, f=None)]
@@ -112,7 +100,6 @@ def test_nan_is_above_every_number(spark: Any, tmp_path: Path) -> None:
 # ---------------------------------------------------------------- 2. three-valued logic
 
 
-@DATA_SOURCE_TIMESTAMPS
 def test_null_literals_under_not_are_unknown(spark: Any, tmp_path: Path) -> None:
     """A comparison with NULL is unknown, not false: NOT of it selects nothing."""
     rows = [row(0, 0, i=1), row(1, 0, i=5), row(2, 1, i=9), row(3, 1, i=None)]
@@ -129,7 +116,6 @@ def test_null_literals_under_not_are_unknown(spark: Any, tmp_path: Path) -> None
 # ---------------------------------------------------------------- 3. signed zero
 
 
-@DATA_SOURCE_TIMESTAMPS
 def test_negative_zero_equals_zero_in_lists(spark: Any, tmp_path: Path) -> None:
     """``-0.0`` equals ``0``: ``f IN (0)`` finds it like ``f = 0`` does."""
     rows = [row(0, 0, f=-0.0), row(1, 1, f=0.0), row(2, 1, f=1.0)]
@@ -139,7 +125,6 @@ def test_negative_zero_equals_zero_in_lists(spark: Any, tmp_path: Path) -> None:
     expect(case, "f NOT IN (0)", [2])
 
 
-@DATA_SOURCE_TIMESTAMPS
 def test_full_and_spark_reads_keep_negative_zero_and_nan_files(spark: Any, tmp_path: Path) -> None:
     """A location whose only zero is ``-0.0``, one holding NaN and numbers: no Parquet pushdown may skip them."""
     rows = [row(0, 0, f=-0.0), row(1, 1, f=NAN), row(2, 1, f=0.25), row(3, 2, f=3.0)]
@@ -155,7 +140,6 @@ def test_full_and_spark_reads_keep_negative_zero_and_nan_files(spark: Any, tmp_p
 # ---------------------------------------------------------------- 4. decimal lists
 
 
-@DATA_SOURCE_TIMESTAMPS
 def test_decimal_in_list_with_mixed_scales(spark: Any, tmp_path: Path) -> None:
     """``dec IN (2, 852.5807)`` on ``decimal(18,4)`` is a plain IN, not an ArrowInvalid."""
     rows = [row(0, 0, dec=D("852.5807")), row(1, 0, dec=D(2)), row(2, 1, dec=D("2.5"))]
@@ -168,7 +152,6 @@ def test_decimal_in_list_with_mixed_scales(spark: Any, tmp_path: Path) -> None:
 # ---------------------------------------------------------------- 5. out-of-range literals
 
 
-@DATA_SOURCE_TIMESTAMPS
 def test_literals_spark_rejects_are_refused(spark: Any, tmp_path: Path) -> None:
     """``1e400`` is no double for Spark SQL: a PredicateError, not +inf."""
     rows = [row(0, 0, f=math.inf), row(1, 0, f=1.0)]
@@ -178,7 +161,6 @@ def test_literals_spark_rejects_are_refused(spark: Any, tmp_path: Path) -> None:
     expect(case, "f >= 1e308", [0])
 
 
-@DATA_SOURCE_TIMESTAMPS
 def test_float_column_compares_in_double(spark: Any, tmp_path: Path) -> None:
     """A float32 column against ``0.1``: Spark widens the column to double, so 0.1f != 0.1."""
     f01 = float(pa.array([0.1], pa.float32())[0].as_py())
@@ -194,15 +176,7 @@ def test_float_column_compares_in_double(spark: Any, tmp_path: Path) -> None:
 # ---------------------------------------------------------------- 6. refreshed indexes
 
 
-@pytest.mark.parametrize(
-    "index_type",
-    [
-        pytest.param("exact", marks=REFRESH_LOSES_NAN),
-        pytest.param("zonemap", marks=REFRESH_LOSES_NAN),
-        pytest.param("sieve", marks=REFRESH_LOSES_NAN),
-        pytest.param("bloom", marks=DATA_SOURCE_TIMESTAMPS),
-    ],
-)
+@pytest.mark.parametrize("index_type", ["exact", "zonemap", "sieve", "bloom"])
 def test_refreshed_index_keeps_nan_and_negative_zero(
     spark: Any, tmp_path: Path, index_type: str
 ) -> None:
@@ -221,7 +195,6 @@ def test_refreshed_index_keeps_nan_and_negative_zero(
 # ---------------------------------------------------------------- data source
 
 
-@DATA_SOURCE_TIMESTAMPS
 def test_data_source_reads_tables_with_timestamp_columns(spark: Any, tmp_path: Path) -> None:
     """``spark.read.format("lakesieve")`` over a table with timestamp columns returns its rows."""
     ts = dt.datetime(2024, 1, 1, 12, tzinfo=dt.UTC)
