@@ -30,11 +30,15 @@ def parse_workload(text: str | None) -> dict[str, float]:
         kind, sep, value = part.partition("=")
         kind = kind.strip()
         if not sep or kind not in KINDS:
-            raise LakesieveError(f"bad workload item {part.strip()!r}; expected KIND=WEIGHT with KIND in {', '.join(KINDS)}")
+            raise LakesieveError(
+                f"bad workload item {part.strip()!r}; expected KIND=WEIGHT with KIND in {', '.join(KINDS)}"
+            )
         try:
             w = float(value)
         except ValueError:
-            raise LakesieveError(f"bad workload weight {value.strip()!r} for {kind!r}; expected a number") from None
+            raise LakesieveError(
+                f"bad workload weight {value.strip()!r} for {kind!r}; expected a number"
+            ) from None
         if w < 0:
             raise LakesieveError(f"workload weight for {kind!r} must not be negative")
         out[kind] = out.get(kind, 0.0) + w
@@ -53,25 +57,41 @@ def advise(result: dict[str, Any], workload: dict[str, float] | None = None) -> 
     total = max(1, int(result["locations_total"]))
     scores: dict[str, dict[str, float]] = {}
     for t, fig in result["types"].items():
-        skipped = sum(w * (1.0 - fig["selected"].get(k, total) / total) for k, w in workload.items())
+        skipped = sum(
+            w * (1.0 - fig["selected"].get(k, total) / total) for k, w in workload.items()
+        )
         size = max(1, int(fig["size_bytes"]))
-        scores[t] = {"skipped_share": round(skipped, 4), "size_bytes": size,
-                     "skipped_per_kib": round(skipped / (size / 1024.0), 6)}
+        scores[t] = {
+            "skipped_share": round(skipped, 4),
+            "size_bytes": size,
+            "skipped_per_kib": round(skipped / (size / 1024.0), 6),
+        }
     mix = ", ".join(f"{k}={w:.2f}" for k, w in workload.items())
     column = result["column"]
     if not scores:
-        return {"column": column, "type": None, "reason": f"{column}: no index type compared", "scores": scores}
+        return {
+            "column": column,
+            "type": None,
+            "reason": f"{column}: no index type compared",
+            "scores": scores,
+        }
     best_skip = max(s["skipped_share"] for s in scores.values())
     if best_skip < MIN_SKIP:
-        return {"column": column, "type": None, "scores": scores,
-                "reason": f"{column}: no index - the best type skips only {100 * best_skip:.1f}% of "
-                          f"{total} locations for workload {mix}"}
+        return {
+            "column": column,
+            "type": None,
+            "scores": scores,
+            "reason": f"{column}: no index - the best type skips only {100 * best_skip:.1f}% of "
+            f"{total} locations for workload {mix}",
+        }
     near = [t for t, s in scores.items() if s["skipped_share"] >= NEAR_BEST * best_skip]
     pick = max(near, key=lambda t: (scores[t]["skipped_per_kib"], scores[t]["skipped_share"]))
     s = scores[pick]
-    reason = (f"{column}: {pick} - skips {100 * s['skipped_share']:.1f}% of {total} locations for workload {mix} "
-              f"(best {100 * best_skip:.1f}%) with {s['size_bytes']} bytes, the most pruning per byte among "
-              f"{', '.join(sorted(near))}")
+    reason = (
+        f"{column}: {pick} - skips {100 * s['skipped_share']:.1f}% of {total} locations for workload {mix} "
+        f"(best {100 * best_skip:.1f}%) with {s['size_bytes']} bytes, the most pruning per byte among "
+        f"{', '.join(sorted(near))}"
+    )
     return {"column": column, "type": pick, "reason": reason, "scores": scores}
 
 
@@ -79,9 +99,15 @@ def toml_fragment(table_name: str, advice: dict[str, Any]) -> str:
     """A ``lakesieve.toml`` fragment declaring the recommended index (empty comment for none)."""
     import re
 
-    label = table_name if re.fullmatch(r"[A-Za-z0-9_-]+", table_name) else '"' + table_name.replace('"', '\\"') + '"'
+    label = (
+        table_name
+        if re.fullmatch(r"[A-Za-z0-9_-]+", table_name)
+        else '"' + table_name.replace('"', '\\"') + '"'
+    )
     if advice["type"] is None:
         return f"# {advice['reason']}\n"
     column = advice["column"].replace('"', '\\"')
-    return (f"# {advice['reason']}\n[[tables.{label}.indexes]]\n"
-            f'column = "{column}"\ntype = "{advice["type"]}"\n')
+    return (
+        f"# {advice['reason']}\n[[tables.{label}.indexes]]\n"
+        f'column = "{column}"\ntype = "{advice["type"]}"\n'
+    )

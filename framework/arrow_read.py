@@ -97,7 +97,9 @@ def read_plan_arrow(
             instant=instant,
             columns=need,
         )
-        got = pa.Table.from_batches([_conform(b, read_schema) for b in batches if b.num_rows], schema=read_schema)
+        got = pa.Table.from_batches(
+            [_conform(b, read_schema) for b in batches if b.num_rows], schema=read_schema
+        )
         if expr is not None and got.num_rows:
             got = got.filter(expr)
         return got.select(out_cols)

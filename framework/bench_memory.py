@@ -48,7 +48,9 @@ def _status_bytes(field: str, pid: str = "self") -> int | None:
 
 def _rss_bytes() -> int:
     got = _status_bytes("VmRSS")
-    return got if got is not None else int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+    return (
+        got if got is not None else int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+    )
 
 
 def _reset_peak() -> None:
@@ -62,7 +64,9 @@ def _reset_peak() -> None:
 
 def _peak_bytes() -> int:
     got = _status_bytes("VmHWM")
-    return got if got is not None else int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+    return (
+        got if got is not None else int(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024
+    )
 
 
 def jvm_peak_bytes(spark: Any) -> int | None:
@@ -89,8 +93,11 @@ def measure(fn: Callable[[], T]) -> tuple[T, dict[str, int]]:
     finally:
         if not was_tracing:
             tracemalloc.stop()
-    return result, {"python_heap_peak_bytes": max(0, peak - base), "rss_before_bytes": before_rss,
-                    "rss_peak_growth_bytes": max(0, _peak_bytes() - before_rss)}
+    return result, {
+        "python_heap_peak_bytes": max(0, peak - base),
+        "rss_before_bytes": before_rss,
+        "rss_peak_growth_bytes": max(0, _peak_bytes() - before_rss),
+    }
 
 
 def lookup_memory(table_path: str, wheres: list[str], timeout: float = 300.0) -> dict[str, Any]:
@@ -124,7 +131,9 @@ def _probe(table_path: str, wheres: list[str]) -> dict[str, Any]:
         # everything a plan does but loading an index: format libraries, schema, index log
         table = open_table(table_path)
         indexed = {d.column for d in table.indexes()}
-        other = next((n for n in table.schema().names if n not in indexed and n.isidentifier()), None)
+        other = next(
+            (n for n in table.schema().names if n not in indexed and n.isidentifier()), None
+        )
         table.plan(f"{other} IS NULL" if other else None)
         return table
 

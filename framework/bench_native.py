@@ -93,8 +93,12 @@ class NativeStats:
                     mismatches += 1
                     self.api_kinds.add(kind)
         times.sort()
-        return {"checked": checked, "mismatches": mismatches, "library_kinds": sorted(self.api_kinds),
-                "library_ms_p50": round(times[len(times) // 2], 3) if times else None}
+        return {
+            "checked": checked,
+            "mismatches": mismatches,
+            "library_kinds": sorted(self.api_kinds),
+            "library_ms_p50": round(times[len(times) // 2], 3) if times else None,
+        }
 
 
 def _footer_bounds(paths: list[str], columns: list[str]) -> dict[str, list[tuple[int, int] | None]]:
@@ -155,8 +159,10 @@ def _hudi(path: str, columns: list[str]) -> NativeStats:
         got = table.get_file_slices(HudiReadOptions(filters=filters))
         return {_base(s.base_file_relative_path()) for s in got}
 
-    how = ("hudi-rs 0.5.0 get_file_slices(filters): min/max of the base files' Parquet footers "
-           "(no metadata-table column stats in these tables); IN lists not pruned")
+    how = (
+        "hudi-rs 0.5.0 get_file_slices(filters): min/max of the base files' Parquet footers "
+        "(no metadata-table column stats in these tables); IN lists not pruned"
+    )
     return NativeStats("hudi", how, files, bounds, False, api)
 
 
@@ -173,7 +179,10 @@ def _delta(path: str, columns: list[str]) -> NativeStats:
         if f"min.{c}" not in names or f"max.{c}" not in names:
             continue
         los, his = acts.column(f"min.{c}").to_pylist(), acts.column(f"max.{c}").to_pylist()
-        bounds[c] = [None if a is None or b is None else (to_domain(a), to_domain(b)) for a, b in zip(los, his, strict=True)]
+        bounds[c] = [
+            None if a is None or b is None else (to_domain(a), to_domain(b))
+            for a, b in zip(los, his, strict=True)
+        ]
     dataset = table.to_pyarrow_dataset()
 
     def api(q: BenchQuery) -> set[str]:
@@ -192,8 +201,10 @@ def _delta(path: str, columns: list[str]) -> NativeStats:
             expr = (f >= from_domain(a, q.spark_type)) & (f <= from_domain(b, q.spark_type))
         return {_base(fr.path) for fr in dataset.get_fragments(filter=expr)}
 
-    how = ("deltalake get_add_actions() per-file min/max, as pruned by "
-           "DeltaTable.to_pyarrow_dataset().get_fragments(filter)")
+    how = (
+        "deltalake get_add_actions() per-file min/max, as pruned by "
+        "DeltaTable.to_pyarrow_dataset().get_fragments(filter)"
+    )
     return NativeStats("delta", how, files, bounds, True, api)
 
 
@@ -235,7 +246,9 @@ def _iceberg(path: str, columns: list[str]) -> NativeStats:
             expr = ex.GreaterThanOrEqual(q.column, lit(q, q.intervals[0][0]))
         else:
             a, b = q.intervals[0]
-            expr = ex.And(ex.GreaterThanOrEqual(q.column, lit(q, a)), ex.LessThanOrEqual(q.column, lit(q, b)))
+            expr = ex.And(
+                ex.GreaterThanOrEqual(q.column, lit(q, a)), ex.LessThanOrEqual(q.column, lit(q, b))
+            )
         return {_base(str(t.file.file_path)) for t in table.scan(row_filter=expr).plan_files()}
 
     how = "pyiceberg scan(row_filter).plan_files(): manifest lower/upper bounds per data file"
@@ -250,5 +263,7 @@ def native_stats(fmt: str, path: str, columns: list[str]) -> NativeStats:
     """
     makers = {"hudi": _hudi, "delta": _delta, "iceberg": _iceberg}
     if fmt not in makers:
-        raise ValueError(f"no native statistics pruner for format {fmt!r}; known: {', '.join(makers)}")
+        raise ValueError(
+            f"no native statistics pruner for format {fmt!r}; known: {', '.join(makers)}"
+        )
     return makers[fmt](os.path.abspath(path), columns)

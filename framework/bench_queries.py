@@ -76,11 +76,14 @@ class BenchQuery:
 
 
 def _point(column: str, spark_type: str, k: int) -> BenchQuery:
-    return BenchQuery("point", column, spark_type, ((k, k),), f"{column} = {literal(k, spark_type)}")
+    return BenchQuery(
+        "point", column, spark_type, ((k, k),), f"{column} = {literal(k, spark_type)}"
+    )
 
 
-def make_queries(column: str, spark_type: str, sample: list[int], lo: int, hi: int, n: int,
-                 seed: int) -> dict[str, list[BenchQuery]]:
+def make_queries(
+    column: str, spark_type: str, sample: list[int], lo: int, hi: int, n: int, seed: int
+) -> dict[str, list[BenchQuery]]:
     """``n`` queries of every kind on ``column``, seeded.
 
     Points and IN lists use existing keys (``sample``); two-sided ranges cover
@@ -91,7 +94,9 @@ def make_queries(column: str, spark_type: str, sample: list[int], lo: int, hi: i
         LakesieveError: no sampled key, or a bad count.
     """
     if spark_type not in SUPPORTED_TYPES:
-        raise LakesieveError(f"column {column!r} has type {spark_type}; the benchmark queries {', '.join(SUPPORTED_TYPES)}")
+        raise LakesieveError(
+            f"column {column!r} has type {spark_type}; the benchmark queries {', '.join(SUPPORTED_TYPES)}"
+        )
     if n < 1:
         raise LakesieveError(f"queries per kind must be at least 1, got {n}")
     if not sample:
@@ -102,7 +107,11 @@ def make_queries(column: str, spark_type: str, sample: list[int], lo: int, hi: i
         out["point"].append(_point(column, spark_type, rng.choice(sample)))
         picks = sorted(set(rng.sample(sample, min(IN_SIZE, len(sample)))))
         text = ", ".join(literal(v, spark_type) for v in picks)
-        out["in"].append(BenchQuery("in", column, spark_type, tuple((v, v) for v in picks), f"{column} IN ({text})"))
+        out["in"].append(
+            BenchQuery(
+                "in", column, spark_type, tuple((v, v) for v in picks), f"{column} IN ({text})"
+            )
+        )
     for kind, frac in RANGE_FRACTIONS.items():
         width = max(1, round((hi - lo + 1) * frac))
         for _ in range(n):
@@ -114,11 +123,21 @@ def make_queries(column: str, spark_type: str, sample: list[int], lo: int, hi: i
     tail = max(1, len(ordered) // 100)
     for _ in range(n):
         c = ordered[rng.randrange(tail)]
-        out["range_low"].append(BenchQuery("range_low", column, spark_type, ((lo, c),),
-                                           f"{column} <= {literal(c, spark_type)}"))
+        out["range_low"].append(
+            BenchQuery(
+                "range_low", column, spark_type, ((lo, c),), f"{column} <= {literal(c, spark_type)}"
+            )
+        )
         c = ordered[-1 - rng.randrange(tail)]
-        out["range_high"].append(BenchQuery("range_high", column, spark_type, ((c, hi),),
-                                            f"{column} >= {literal(c, spark_type)}"))
+        out["range_high"].append(
+            BenchQuery(
+                "range_high",
+                column,
+                spark_type,
+                ((c, hi),),
+                f"{column} >= {literal(c, spark_type)}",
+            )
+        )
     return out
 
 
@@ -135,7 +154,9 @@ def sample_keys(frame: Any, column: str, want: int, seed: int) -> tuple[list[int
     if rows == 0:
         raise LakesieveError(f"column {column!r} has no non-null value to query")
     fraction = min(1.0, 2.0 * want / rows)
-    sample = [to_domain(r[0]) for r in keys.sample(fraction=fraction, seed=seed).limit(want).collect()]
+    sample = [
+        to_domain(r[0]) for r in keys.sample(fraction=fraction, seed=seed).limit(want).collect()
+    ]
     if not sample:
         sample = [to_domain(r[0]) for r in keys.limit(want).collect()]
     return sample, to_domain(stats[1]), to_domain(stats[2]), rows

@@ -53,8 +53,12 @@ def _prepare(spark: Any, source_table: str, path: Path, table_type: str, progres
     frame = src.full_read(spark)
     frame = frame.select([c for c in frame.columns if not c.startswith("_hoodie")])
     options = WriteOptions(
-        mode="bulk_insert", record_key=RECORD_KEY, file_groups=64, bucket_column="bucket",
-        table_type=table_type, table_name="lineitem",
+        mode="bulk_insert",
+        record_key=RECORD_KEY,
+        file_groups=64,
+        bucket_column="bucket",
+        table_type=table_type,
+        table_name="lineitem",
     )
     started = time.perf_counter()
     write(path, frame, format="hudi", options=options, spark=spark)
@@ -62,7 +66,9 @@ def _prepare(spark: Any, source_table: str, path: Path, table_type: str, progres
         _say(f"[{table_type}] wrote {path} in {time.perf_counter() - started:.1f}s")
 
 
-def _upsert(spark: Any, table: Any, fraction: float, seed: int, table_type: str) -> tuple[float, int]:
+def _upsert(
+    spark: Any, table: Any, fraction: float, seed: int, table_type: str
+) -> tuple[float, int]:
     """Rewrite every line of ``fraction`` of the orders; returns (seconds, rows)."""
     from lakesieve.model import WriteOptions
     from lakesieve.table import write
@@ -72,12 +78,19 @@ def _upsert(spark: Any, table: Any, fraction: float, seed: int, table_type: str)
     current = current.select([c for c in current.columns if not c.startswith("_hoodie")])
     orders = current.select("l_orderkey").distinct().sample(fraction=fraction, seed=seed)
     qty_type = current.schema["l_quantity"].dataType
-    changed = current.join(F.broadcast(orders), "l_orderkey", "left_semi").withColumn(
-        "l_quantity", (F.col("l_quantity") + F.lit(1)).cast(qty_type)
-    ).cache()
+    changed = (
+        current.join(F.broadcast(orders), "l_orderkey", "left_semi")
+        .withColumn("l_quantity", (F.col("l_quantity") + F.lit(1)).cast(qty_type))
+        .cache()
+    )
     rows = changed.count()
-    options = WriteOptions(mode="upsert", record_key=RECORD_KEY, bucket_column="bucket",
-                           table_type=table_type, table_name="lineitem")
+    options = WriteOptions(
+        mode="upsert",
+        record_key=RECORD_KEY,
+        bucket_column="bucket",
+        table_type=table_type,
+        table_name="lineitem",
+    )
     started = time.perf_counter()
     write(table.path, changed, format="hudi", options=options, spark=spark)
     seconds = time.perf_counter() - started
@@ -86,8 +99,14 @@ def _upsert(spark: Any, table: Any, fraction: float, seed: int, table_type: str)
 
 
 def run_table(
-    spark: Any, source_table: str, workdir: Path, table_type: str, commits: int, fraction: float,
-    points: int, seed: int,
+    spark: Any,
+    source_table: str,
+    workdir: Path,
+    table_type: str,
+    commits: int,
+    fraction: float,
+    points: int,
+    seed: int,
 ) -> dict[str, Any]:
     """The figures for one table type."""
     from lakesieve.refresh import RefreshPolicy
@@ -107,17 +126,29 @@ def run_table(
     started = time.perf_counter()
     table.build_index("l_partkey", type="sieve", name="sieve_partkey", spark=spark)
     out["build_seconds_partkey"] = time.perf_counter() - started
-    _say(f"[{table_type}] builds: orderkey {out['build_seconds_orderkey']:.1f}s, "
-         f"partkey {out['build_seconds_partkey']:.1f}s")
+    _say(
+        f"[{table_type}] builds: orderkey {out['build_seconds_orderkey']:.1f}s, "
+        f"partkey {out['build_seconds_partkey']:.1f}s"
+    )
 
     rng = random.Random(seed)
-    lo, hi = (int(v) for v in table.full_read(spark).agg(F.min("l_orderkey"), F.max("l_orderkey")).first())
+    lo, hi = (
+        int(v) for v in table.full_read(spark).agg(F.min("l_orderkey"), F.max("l_orderkey")).first()
+    )
     total = table.full_read(spark).count()
-    sample = [int(r[0]) for r in table.full_read(spark).select("l_orderkey")
-              .sample(fraction=min(1.0, 4.0 * points / max(1, total)), seed=seed).limit(points).collect()]
+    sample = [
+        int(r[0])
+        for r in table.full_read(spark)
+        .select("l_orderkey")
+        .sample(fraction=min(1.0, 4.0 * points / max(1, total)), seed=seed)
+        .limit(points)
+        .collect()
+    ]
     width = max(1, (hi - lo) // 1000)
     ranges = [(a, a + width) for a in (rng.randint(lo, hi - width) for _ in range(50))]
-    wheres = [f"l_orderkey = {k}" for k in sample] + [f"l_orderkey between {a} and {b}" for a, b in ranges]
+    wheres = [f"l_orderkey = {k}" for k in sample] + [
+        f"l_orderkey between {a} and {b}" for a, b in ranges
+    ]
 
     commits_out = []
     for c in range(commits):
@@ -126,18 +157,27 @@ def run_table(
         entry: dict[str, Any] = {"commit": c + 1, "rows": rows, "write_seconds": round(write_s, 2)}
         for name in names:
             res = table.refresh(name, spark=spark)[0]
-            entry[name] = {"refresh_seconds": round(res.seconds, 3), "action": res.action,
-                           "locations_read": res.locations_read,
-                           "skipped_in_place": res.locations_skipped_in_place, "delta_rows": res.delta_rows}
+            entry[name] = {
+                "refresh_seconds": round(res.seconds, 3),
+                "action": res.action,
+                "locations_read": res.locations_read,
+                "skipped_in_place": res.locations_skipped_in_place,
+                "delta_rows": res.delta_rows,
+            }
         if c == 0:
-            entry["refresh_share_of_build_orderkey"] = entry["sieve"]["refresh_seconds"] / out["build_seconds_orderkey"]
+            entry["refresh_share_of_build_orderkey"] = (
+                entry["sieve"]["refresh_seconds"] / out["build_seconds_orderkey"]
+            )
             entry["refresh_share_of_build_partkey"] = (
-                entry["sieve_partkey"]["refresh_seconds"] / out["build_seconds_partkey"])
+                entry["sieve_partkey"]["refresh_seconds"] / out["build_seconds_partkey"]
+            )
             refreshed = _answers(table, "sieve", wheres)
             table.build_index("l_orderkey", type="sieve", name="sieve_fresh", spark=spark)
             fresh = _answers(table, "sieve_fresh", wheres)
             table.drop_index("sieve_fresh")
-            entry["answers_equal_fresh_build"] = sum(a == b for a, b in zip(refreshed, fresh, strict=True))
+            entry["answers_equal_fresh_build"] = sum(
+                a == b for a, b in zip(refreshed, fresh, strict=True)
+            )
             entry["answers_compared"] = len(wheres)
             table.drop_index("sieve_partkey")
         commits_out.append(entry)
@@ -146,8 +186,11 @@ def run_table(
 
     started = time.perf_counter()
     compacted = table.compact("sieve", spark=spark)[0]
-    out["compaction"] = {"action": compacted.action, "seconds": round(time.perf_counter() - started, 2),
-                         "delta_rows_folded": compacted.delta_rows}
+    out["compaction"] = {
+        "action": compacted.action,
+        "seconds": round(time.perf_counter() - started, 2),
+        "delta_rows_folded": compacted.delta_rows,
+    }
     point_wheres = wheres[:points]
     selected = [len(a) for a in _answers(table, "sieve", point_wheres)]
     out["points_after_compaction"] = sum(selected) / len(selected)
@@ -173,8 +216,13 @@ def run_table(
 
 
 def run_timeline(
-    scale: float = 1.0, workdir: str = "bench-data", commits: int = 20, fraction: float = 0.01,
-    points: int = 200, seed: int = 42, table_types: tuple[str, ...] = ("cow", "mor"),
+    scale: float = 1.0,
+    workdir: str = "bench-data",
+    commits: int = 20,
+    fraction: float = 0.01,
+    points: int = 200,
+    seed: int = 42,
+    table_types: tuple[str, ...] = ("cow", "mor"),
 ) -> dict[str, Any]:
     """Run the timeline benchmark on the skeleton's table (written first if absent)."""
     from lakesieve.session import get_spark
@@ -187,8 +235,15 @@ def run_timeline(
 
         data = generate_lineitem(scale, work / f"tpch-sf{scale}")
         write_interleaved_hudi(spark, data, source, progress=True)
-    out: dict[str, Any] = {"suite": "timeline", "scale": scale, "commits": commits, "fraction": fraction,
-                           "seed": seed}
+    out: dict[str, Any] = {
+        "suite": "timeline",
+        "scale": scale,
+        "commits": commits,
+        "fraction": fraction,
+        "seed": seed,
+    }
     for table_type in table_types:
-        out[table_type] = run_table(spark, str(source), work, table_type, commits, fraction, points, seed)
+        out[table_type] = run_table(
+            spark, str(source), work, table_type, commits, fraction, points, seed
+        )
     return out

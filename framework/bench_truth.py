@@ -23,8 +23,9 @@ def _bins(queries: list[BenchQuery], width: int) -> list[tuple[int, int, int, in
     return rows
 
 
-def true_locations(spark: Any, relation: Any, column: str, spark_type: str, queries: list[BenchQuery],
-                   width: int) -> list[frozenset[str]]:
+def true_locations(
+    spark: Any, relation: Any, column: str, spark_type: str, queries: list[BenchQuery], width: int
+) -> list[frozenset[str]]:
     """Per query, the locations holding at least one row that matches it.
 
     ``relation`` has the column ``column`` and ``location``; ``width`` is the
@@ -35,17 +36,23 @@ def true_locations(spark: Any, relation: Any, column: str, spark_type: str, quer
 
     width = max(1, int(width))
     key = F.unix_date(F.col(column)) if spark_type == "date" else F.col(column).cast("long")
-    pairs = (relation.select(key.alias("k"), F.col(LOCATION_COLUMN).alias("location"))
-             .where(F.col("k").isNotNull()).distinct()
-             .withColumn("bin", F.floor(F.col("k") / F.lit(width)).cast("long")))
+    pairs = (
+        relation.select(key.alias("k"), F.col(LOCATION_COLUMN).alias("location"))
+        .where(F.col("k").isNotNull())
+        .distinct()
+        .withColumn("bin", F.floor(F.col("k") / F.lit(width)).cast("long"))
+    )
     rows = _bins(queries, width)
     found: list[set[str]] = [set() for _ in queries]
     if not rows:
         return [frozenset(s) for s in found]
     qbins = spark.createDataFrame(rows, "q int, bin long, a long, b long")
-    hits = (pairs.join(F.broadcast(qbins), "bin")
-            .where((F.col("k") >= F.col("a")) & (F.col("k") <= F.col("b")))
-            .select("q", "location").distinct())
+    hits = (
+        pairs.join(F.broadcast(qbins), "bin")
+        .where((F.col("k") >= F.col("a")) & (F.col("k") <= F.col("b")))
+        .select("q", "location")
+        .distinct()
+    )
     for r in hits.toLocalIterator():
         found[int(r[0])].add(str(r[1]))
     return [frozenset(s) for s in found]

@@ -73,7 +73,9 @@ def cmd_write(args: argparse.Namespace) -> int:
     df = spark.read.parquet(args.source)
     started = time.perf_counter()
     inst = write(args.table, df, format=args.format, options=options, spark=spark)
-    print(f"wrote commit {inst.id} ({inst.action}) to {args.table} in {time.perf_counter() - started:.1f}s")
+    print(
+        f"wrote commit {inst.id} ({inst.action}) to {args.table} in {time.perf_counter() - started:.1f}s"
+    )
     return 0
 
 
@@ -86,14 +88,21 @@ def cmd_index(args: argparse.Namespace) -> int:
             return _build_from_config(args)
         missing = [n for n, v in (("table", args.table), ("--column", args.column)) if v is None]
         if missing:
-            raise OptionError(f"the following arguments are required: {', '.join(missing)} (or --config FILE)")
+            raise OptionError(
+                f"the following arguments are required: {', '.join(missing)} (or --config FILE)"
+            )
         args.type = args.type or "sieve"
     table = open_table(args.table, format=args.format)
     if args.index_cmd == "build":
         started = time.perf_counter()
         desc = table.build_index(
-            args.column, type=args.type, name=args.name, options=_kv(args.option), as_of=args.as_of,
-            spark_conf=PROGRESS, progress=lambda msg: print(msg, file=sys.stderr, flush=True),
+            args.column,
+            type=args.type,
+            name=args.name,
+            options=_kv(args.option),
+            as_of=args.as_of,
+            spark_conf=PROGRESS,
+            progress=lambda msg: print(msg, file=sys.stderr, flush=True),
         )
         if args.json:
             _print_json(desc)
@@ -133,10 +142,12 @@ def _list(table: Any, args: argparse.Namespace) -> int:
     else:
         print(f"{'name':<28} {'type':<8} {'column':<20} {'instant':<20} {'bytes':>10}  health")
         for r in rows:
-            print(f"{r.name:<28} {r.type!s:<8} {r.column!s:<20} {r.instant!s:<20} {r.size_bytes:>10}  {r.health}")
-    for line in [f"{r.name}: {r.detail}" for r in rows if r.detail and r.health == "corrupt data file"] + [
-        f"{p}; run `lakesieve index repair {table.path}`" for p in problems
-    ]:
+            print(
+                f"{r.name:<28} {r.type!s:<8} {r.column!s:<20} {r.instant!s:<20} {r.size_bytes:>10}  {r.health}"
+            )
+    for line in [
+        f"{r.name}: {r.detail}" for r in rows if r.detail and r.health == "corrupt data file"
+    ] + [f"{p}; run `lakesieve index repair {table.path}`" for p in problems]:
         print(f"lakesieve: warning: {line}", file=sys.stderr)
     return 0
 
@@ -150,8 +161,10 @@ def _maintain(table: Any, args: argparse.Namespace) -> int:
         if args.json:
             _print_json(result.to_dict())
         else:
-            print(f"vacuumed {table.path}: {len(result.states_removed)} index states, "
-                  f"{len(result.orphan_folders_removed)} unreferenced folders removed")
+            print(
+                f"vacuumed {table.path}: {len(result.states_removed)} index states, "
+                f"{len(result.orphan_folders_removed)} unreferenced folders removed"
+            )
         return 0
     policy = RefreshPolicy(
         max_deltas=args.max_deltas,
@@ -172,10 +185,16 @@ def _maintain(table: Any, args: argparse.Namespace) -> int:
     if not results:
         print(f"no indexes to {args.index_cmd} on {table.path}")
     for r in results:
-        detail = f"{r.from_instant} -> {r.to_instant}" if r.from_instant != r.to_instant else f"at {r.to_instant}"
-        print(f"{r.action:<18} {r.index} {detail}: {r.delta_rows} delta rows, "
-              f"{r.locations_read} locations read, {r.locations_skipped_in_place} skipped (updated in place), "
-              f"{r.seconds:.1f}s{' - ' + r.note if r.note else ''}")
+        detail = (
+            f"{r.from_instant} -> {r.to_instant}"
+            if r.from_instant != r.to_instant
+            else f"at {r.to_instant}"
+        )
+        print(
+            f"{r.action:<18} {r.index} {detail}: {r.delta_rows} delta rows, "
+            f"{r.locations_read} locations read, {r.locations_skipped_in_place} skipped (updated in place), "
+            f"{r.seconds:.1f}s{' - ' + r.note if r.note else ''}"
+        )
     return 0
 
 
@@ -183,12 +202,23 @@ def _build_from_config(args: argparse.Namespace) -> int:
     """``lakesieve index build --config FILE``: build the declared indexes that need it."""
     from lakesieve.config import build_declared, load_config
 
-    given = [flag for flag, value in (
-        ("TABLE", args.table), ("--column", args.column), ("--type", args.type), ("--name", args.name),
-        ("--option", args.option), ("--as-of", args.as_of), ("--format", args.format),
-    ) if value]
+    given = [
+        flag
+        for flag, value in (
+            ("TABLE", args.table),
+            ("--column", args.column),
+            ("--type", args.type),
+            ("--name", args.name),
+            ("--option", args.option),
+            ("--as-of", args.as_of),
+            ("--format", args.format),
+        )
+        if value
+    ]
     if given:
-        raise OptionError(f"--config cannot be combined with {', '.join(given)}; declare them in {args.config}")
+        raise OptionError(
+            f"--config cannot be combined with {', '.join(given)}; declare them in {args.config}"
+        )
     config = load_config(args.config)
     results = build_declared(
         config, progress=lambda msg: print(msg, file=sys.stderr, flush=True), spark_conf=PROGRESS
@@ -199,8 +229,10 @@ def _build_from_config(args: argparse.Namespace) -> int:
     for r in results:
         what = f"index {r['index']} ({r['type']} on {r['column']}) of table {r['table']}"
         if r["action"] == "built":
-            print(f"built {what} at instant {r['instant']}: {r['size_bytes']} bytes in "
-                  f"{r['seconds']:.1f}s ({r['reason']})")
+            print(
+                f"built {what} at instant {r['instant']}: {r['size_bytes']} bytes in "
+                f"{r['seconds']:.1f}s ({r['reason']})"
+            )
         else:
             print(f"up-to-date {what} at instant {r['instant']}")
     return 0
@@ -217,14 +249,22 @@ def cmd_explain(args: argparse.Namespace) -> int:
         return 0
     print(f"table      {out['table']} ({out['format']}) at instant {out['table_instant']}")
     print(f"predicate  {out['predicate_sql']}")
-    print(f"locations  {out['locations_selected']} of {out['locations_total']} selected "
-          f"({out['bytes_selected']} of {out['bytes_total']} bytes)")
+    print(
+        f"locations  {out['locations_selected']} of {out['locations_total']} selected "
+        f"({out['bytes_selected']} of {out['bytes_total']} bytes)"
+    )
     for idx in out["indexes"]:
         extra = f", selected {idx['locations_selected']}" if "locations_selected" in idx else ""
-        stale = f", stale (+{idx['locations_added_for_staleness']} changed locations)" if idx.get("stale") else ""
+        stale = (
+            f", stale (+{idx['locations_added_for_staleness']} changed locations)"
+            if idx.get("stale")
+            else ""
+        )
         reason = f" - {idx['reason']}" if "reason" in idx else ""
-        print(f"index      {idx['name']} ({idx['type']} on {idx['column']} @ {idx['instant']}, "
-              f"{idx['size_bytes']} bytes): {idx['status']}{extra}{stale}{reason}")
+        print(
+            f"index      {idx['name']} ({idx['type']} on {idx['column']} @ {idx['instant']}, "
+            f"{idx['size_bytes']} bytes): {idx['status']}{extra}{stale}{reason}"
+        )
     for w in out["warnings"]:
         print(f"warning    {w}")
     return 0
@@ -269,7 +309,9 @@ def cmd_query(args: argparse.Namespace) -> int:
 
         spark = get_spark()
         for r in table.refresh(spark=spark):
-            print(f"index {r.index}: {r.action} ({r.from_instant} -> {r.to_instant})", file=sys.stderr)
+            print(
+                f"index {r.index}: {r.action} ({r.from_instant} -> {r.to_instant})", file=sys.stderr
+            )
     plan = table.plan(args.where, as_of=args.as_of)
     max_bytes = int(args.max_mb * 1024 * 1024) if args.max_mb is not None else None
     engine = _query_engine(args.engine, sum(u.size_bytes for u in plan.units), max_bytes)
@@ -330,8 +372,13 @@ def _compare_figures(args: argparse.Namespace) -> dict[str, Any]:
 
     table = open_table(args.table, format=args.format)
     return compare_indexes(
-        table, args.column, types=parse_types(args.types), queries=args.queries, seed=args.seed,
-        keep=getattr(args, "keep", False), e2e=not getattr(args, "no_e2e", False),
+        table,
+        args.column,
+        types=parse_types(args.types),
+        queries=args.queries,
+        seed=args.seed,
+        keep=getattr(args, "keep", False),
+        e2e=not getattr(args, "no_e2e", False),
         progress=lambda msg: print(msg, file=sys.stderr, flush=True),
     )
 
@@ -379,7 +426,9 @@ def cmd_advise(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``lakesieve`` command."""
-    p = argparse.ArgumentParser(prog="lakesieve", description="Data-skipping indexes for Hudi, Iceberg and Delta tables.")
+    p = argparse.ArgumentParser(
+        prog="lakesieve", description="Data-skipping indexes for Hudi, Iceberg and Delta tables."
+    )
     sub = p.add_subparsers(dest="command", required=True)
 
     w = sub.add_parser("write", help="write Parquet data to a table as one commit")
@@ -388,7 +437,9 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--format", help="table format (detected for existing tables)")
     w.add_argument("--record-key", help="record key columns, comma-separated")
     w.add_argument("--partition-by", help="partition columns, comma-separated")
-    w.add_argument("--mode", default="upsert", choices=["bulk_insert", "insert", "upsert", "delete"])
+    w.add_argument(
+        "--mode", default="upsert", choices=["bulk_insert", "insert", "upsert", "delete"]
+    )
     w.add_argument("--table-type", default="cow", choices=["cow", "mor"])
     w.add_argument("--file-groups", type=int)
     w.add_argument("--bucket-column")
@@ -397,13 +448,20 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--write-option", action="append", metavar="K=V", help="format-specific option")
     w.set_defaults(func=cmd_write)
 
-    i = sub.add_parser("index", help="build, list, describe, drop, refresh, compact, vacuum, check or repair indexes")
+    i = sub.add_parser(
+        "index",
+        help="build, list, describe, drop, refresh, compact, vacuum, check or repair indexes",
+    )
     isub = i.add_subparsers(dest="index_cmd", required=True)
-    b = isub.add_parser("build", help="build an index on a column, or the indexes a config declares")
+    b = isub.add_parser(
+        "build", help="build an index on a column, or the indexes a config declares"
+    )
     b.add_argument("table", nargs="?")
     b.add_argument("--column", help="required unless --config is given")
     b.add_argument("--type", help="index type (default sieve)")
-    b.add_argument("--config", metavar="FILE", help="build the indexes declared in a lakesieve.toml")
+    b.add_argument(
+        "--config", metavar="FILE", help="build the indexes declared in a lakesieve.toml"
+    )
     b.add_argument("--name")
     b.add_argument("--option", action="append", metavar="K=V")
     b.add_argument("--as-of")
@@ -417,27 +475,44 @@ def build_parser() -> argparse.ArgumentParser:
     dr = isub.add_parser("drop", help="drop one index")
     dr.add_argument("table")
     dr.add_argument("name")
-    rf = isub.add_parser("refresh", help="bring indexes up to the latest instant, reading only what changed")
+    rf = isub.add_parser(
+        "refresh", help="bring indexes up to the latest instant, reading only what changed"
+    )
     cm = isub.add_parser("compact", help="fold the deltas of indexes into a new base")
     va = isub.add_parser("vacuum", help="remove index states of instants the table no longer keeps")
     for sp in (rf, cm, va):
         sp.add_argument("table")
         sp.add_argument("--json", action="store_true")
-        sp.add_argument("--grace-seconds", type=float, default=None,
-                        help="keep unreferenced index files younger than this (default 3600)")
+        sp.add_argument(
+            "--grace-seconds",
+            type=float,
+            default=None,
+            help="keep unreferenced index files younger than this (default 3600)",
+        )
     for sp in (rf, cm):
         sp.add_argument("--name", help="only this index (default: every index of the table)")
-        sp.add_argument("--max-deltas", type=int, default=8, help="compact past this many delta states")
-        sp.add_argument("--max-delta-rows", type=int, default=1_000_000,
-                        help="compact past this many stored delta rows")
+        sp.add_argument(
+            "--max-deltas", type=int, default=8, help="compact past this many delta states"
+        )
+        sp.add_argument(
+            "--max-delta-rows",
+            type=int,
+            default=1_000_000,
+            help="compact past this many stored delta rows",
+        )
         sp.add_argument("--vacuum", action="store_true", help="vacuum after compacting")
     ck = isub.add_parser("check", help="verify the checksum of every index commit and data file")
-    rp = isub.add_parser("repair", help="move a damaged index log aside and keep every state that verifies")
+    rp = isub.add_parser(
+        "repair", help="move a damaged index log aside and keep every state that verifies"
+    )
     for sp in (ck, rp):
         sp.add_argument("table")
         sp.add_argument("--json", action="store_true")
-    rp.add_argument("--rebuild", action="store_true",
-                    help="rebuild (Spark) every index that lost its newest state, instead of dropping it")
+    rp.add_argument(
+        "--rebuild",
+        action="store_true",
+        help="rebuild (Spark) every index that lost its newest state, instead of dropping it",
+    )
     for sp in (b, lst, d, dr, rf, cm, va, ck, rp):
         sp.add_argument("--format")
     i.set_defaults(func=cmd_index)
@@ -455,14 +530,24 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--where", required=True)
     q.add_argument("--as-of")
     q.add_argument("--output", help="write the rows as Parquet here")
-    q.add_argument("--refresh", action="store_true", help="bring the indexes up to date before planning")
+    q.add_argument(
+        "--refresh", action="store_true", help="bring the indexes up to date before planning"
+    )
     q.add_argument("--limit", type=int, default=20, help="rows to print without --output")
-    q.add_argument("--engine", choices=("auto", "spark", "arrow"), default="auto",
-                   help="auto (default): read the selected locations on the driver with Arrow when they hold "
-                        "at most --max-mb, else run a Spark job; spark or arrow: always that engine")
-    q.add_argument("--max-mb", type=float, default=256.0,
-                   help="auto: the most MiB of selected locations read on the driver; "
-                        "arrow: refuse a query that selects more")
+    q.add_argument(
+        "--engine",
+        choices=("auto", "spark", "arrow"),
+        default="auto",
+        help="auto (default): read the selected locations on the driver with Arrow when they hold "
+        "at most --max-mb, else run a Spark job; spark or arrow: always that engine",
+    )
+    q.add_argument(
+        "--max-mb",
+        type=float,
+        default=256.0,
+        help="auto: the most MiB of selected locations read on the driver; "
+        "arrow: refuse a query that selects more",
+    )
     q.add_argument("--format")
     q.set_defaults(func=cmd_query)
 
@@ -491,7 +576,9 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--html", metavar="PATH", help="write an HTML report with PNG charts here")
     cp.add_argument("--keep", action="store_true", help="keep the cmp_<column>_<type> indexes")
     cp.set_defaults(func=cmd_compare)
-    ad.add_argument("--workload", help="KIND=WEIGHT,... (default point=0.6,range_0.1pct=0.3,in=0.1)")
+    ad.add_argument(
+        "--workload", help="KIND=WEIGHT,... (default point=0.6,range_0.1pct=0.3,in=0.1)"
+    )
     ad.add_argument("--toml", action="store_true", help="print a lakesieve.toml fragment")
     ad.add_argument("--table-name", help="label under [tables] for --toml (default: folder name)")
     ad.add_argument("--from-json", metavar="FILE", help="reuse the figures of compare --json")

@@ -76,7 +76,7 @@ def column_compressed_bytes(table: Any, snapshot: Any, column: str) -> tuple[int
             continue
         path = unit.base_file
         if path.startswith("file://"):
-            path = path[len("file://"):]
+            path = path[len("file://") :]
         if not os.path.isabs(path):
             path = os.path.join(table.path, path)
         try:
@@ -110,8 +110,16 @@ class _Queries:
 
     col: BoundColumn
 
-    def _numeric_range(self, ident: str, rng: random.Random, a0: Any, b0: Any, frac: float,
-                       integral: bool, is_date: bool) -> str:
+    def _numeric_range(
+        self,
+        ident: str,
+        rng: random.Random,
+        a0: Any,
+        b0: Any,
+        frac: float,
+        integral: bool,
+        is_date: bool,
+    ) -> str:
         """A two-sided range covering ``frac`` of the key domain ``[a0, b0]``."""
         va: Any
         vb: Any
@@ -127,7 +135,9 @@ class _Queries:
             va, vb = float(fa), float(fa + fwidth)
         return _range_where(ident, self.col, va, vb)
 
-    def __init__(self, col: BoundColumn, sample: list[Any], lo: Any, hi: Any, n: int, seed: int) -> None:
+    def __init__(
+        self, col: BoundColumn, sample: list[Any], lo: Any, hi: Any, n: int, seed: int
+    ) -> None:
         self.col = col
         rng = random.Random(seed)
         ident = _quote_ident(col.name)
@@ -153,7 +163,9 @@ class _Queries:
             self.range_how = "fraction of the key domain [min, max]"
             for name, frac in RANGE_FRACTIONS.items():
                 for _ in range(n):
-                    self.by_kind[name].append(self._numeric_range(ident, rng, a0, b0, frac, integral, is_date))
+                    self.by_kind[name].append(
+                        self._numeric_range(ident, rng, a0, b0, frac, integral, is_date)
+                    )
         else:
             self.range_how = "between sampled keys (fraction of the sampled distinct keys)"
             for name, frac in RANGE_FRACTIONS.items():
@@ -161,12 +173,16 @@ class _Queries:
                 for _ in range(n):
                     i = rng.randrange(len(ordered))
                     j = min(len(ordered) - 1, i + step)
-                    self.by_kind[name].append(f"{ident} BETWEEN {lit(ordered[i])} AND {lit(ordered[j])}")
+                    self.by_kind[name].append(
+                        f"{ident} BETWEEN {lit(ordered[i])} AND {lit(ordered[j])}"
+                    )
         for _ in range(n):
             # one-sided ranges near either end of the domain (about 1% of the sampled keys)
             tail = max(1, len(ordered) // 100)
             self.by_kind["range_low"].append(f"{ident} <= {lit(ordered[rng.randrange(tail)])}")
-            self.by_kind["range_high"].append(f"{ident} >= {lit(ordered[-1 - rng.randrange(tail)])}")
+            self.by_kind["range_high"].append(
+                f"{ident} >= {lit(ordered[-1 - rng.randrange(tail)])}"
+            )
 
 
 def _range_where(ident: str, col: BoundColumn, va: Any, vb: Any) -> str:
@@ -209,8 +225,13 @@ def compare_indexes(
     col = resolve_column(schema, column, table.path)
     types = _check_types(types)
     for t in types:  # every option/type check before Spark starts
-        registry.call_first("lakesieve_index_validate", f"index type {t!r}", index_type=t,
-                            options={}, key_type=col.spark_type)
+        registry.call_first(
+            "lakesieve_index_validate",
+            f"index type {t!r}",
+            index_type=t,
+            options={},
+            key_type=col.spark_type,
+        )
     say = progress or (lambda _msg: None)
 
     from lakesieve.session import get_spark
@@ -224,16 +245,28 @@ def compare_indexes(
 
     # sample existing keys with Spark (never collect the column)
     say(f"sampling keys of {col.name} ...")
-    frame = registry.call_first("lakesieve_format_read", f"format {table.format!r}", table=table.ref,
-                                spark=spark, units=snapshot.units, instant=inst.id, with_location=True)
+    frame = registry.call_first(
+        "lakesieve_format_read",
+        f"format {table.format!r}",
+        table=table.ref,
+        spark=spark,
+        units=snapshot.units,
+        instant=inst.id,
+        with_location=True,
+    )
     keys = frame.select(F.col(col.name).alias("key")).where(F.col("key").isNotNull())
     stats = keys.agg(F.count(F.lit(1)), F.min("key"), F.max("key")).first()
     rows, lo, hi = int(stats[0]), stats[1], stats[2]
     if rows == 0:
-        raise LakesieveError(f"column {col.name!r} of table {table.path} has no non-null value to query")
+        raise LakesieveError(
+            f"column {col.name!r} of table {table.path} has no non-null value to query"
+        )
     want = max(4 * queries, 200)
     fraction = min(1.0, 2.0 * want / rows)
-    sample = [_key_value(col, r[0]) for r in keys.sample(fraction=fraction, seed=seed).limit(want).collect()]
+    sample = [
+        _key_value(col, r[0])
+        for r in keys.sample(fraction=fraction, seed=seed).limit(want).collect()
+    ]
     if not sample:
         sample = [_key_value(col, r[0]) for r in keys.limit(want).collect()]
     qset = _Queries(col, sample, _key_value(col, lo), _key_value(col, hi), queries, seed)
@@ -304,7 +337,8 @@ def compare_indexes(
         for fig in out["types"].values():
             if ideal:
                 fig["overhead_vs_exact"] = {
-                    k: (round(v / ideal[k], 3) if ideal[k] else None) for k, v in fig["selected"].items()
+                    k: (round(v / ideal[k], 3) if ideal[k] else None)
+                    for k, v in fig["selected"].items()
                 }
         if e2e:
             out["end_to_end"] = _end_to_end(table, spark, qset, say)
@@ -332,9 +366,18 @@ def _end_to_end(table: Any, spark: Any, qset: _Queries, say: Any) -> list[dict[s
         t0 = time.perf_counter()
         want = table.full_read(spark, where=where).count()
         t_full = time.perf_counter() - t0
-        checks.append({"kind": kind, "where": where, "rows": got, "equal": got == want,
-                       "locations_read": plan.locations_selected, "locations_total": plan.locations_total,
-                       "indexed_seconds": round(t_index, 3), "full_scan_seconds": round(t_full, 3)})
+        checks.append(
+            {
+                "kind": kind,
+                "where": where,
+                "rows": got,
+                "equal": got == want,
+                "locations_read": plan.locations_selected,
+                "locations_total": plan.locations_total,
+                "indexed_seconds": round(t_index, 3),
+                "full_scan_seconds": round(t_full, 3),
+            }
+        )
     return checks
 
 
@@ -357,12 +400,23 @@ def format_table(result: dict[str, Any]) -> str:
 
     figs = [result["types"][t] for t in types]
     row("size_bytes", [f["size_bytes"] for f in figs])
-    row("share of column", [("-" if f["size_share_of_column"] is None else f"{100 * f['size_share_of_column']:.1f}%")
-                            for f in figs])
+    row(
+        "share of column",
+        [
+            (
+                "-"
+                if f["size_share_of_column"] is None
+                else f"{100 * f['size_share_of_column']:.1f}%"
+            )
+            for f in figs
+        ],
+    )
     row("build_seconds", [f["build_seconds"] for f in figs])
     row("lookup p50 ms", [f["lookup_p50_ms"] for f in figs])
     row("lookup p99 ms", [f["lookup_p99_ms"] for f in figs])
-    lines.append("locations selected (avg)" + (" / overhead vs exact" if "exact" in result["types"] else ""))
+    lines.append(
+        "locations selected (avg)" + (" / overhead vs exact" if "exact" in result["types"] else "")
+    )
     for kind in KINDS:
         vals = []
         for f in figs:

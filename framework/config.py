@@ -173,7 +173,9 @@ class _Checker:
     def __init__(self, source: str) -> None:
         self.source = source
 
-    def fail(self, key: str, message: str, cls: type[LakesieveError] = OptionError) -> LakesieveError:
+    def fail(
+        self, key: str, message: str, cls: type[LakesieveError] = OptionError
+    ) -> LakesieveError:
         where = f"{self.source}: {key}: " if key else f"{self.source}: "
         text = " ".join(message.split())
         return cls(where + text)
@@ -208,7 +210,9 @@ class _Checker:
             elif isinstance(v, int | float | str):
                 out[k] = str(v)
             else:
-                raise self.fail(_key(key, k), f"expected a string, number or boolean, got {_kind(v)}")
+                raise self.fail(
+                    _key(key, k), f"expected a string, number or boolean, got {_kind(v)}"
+                )
         return out
 
 
@@ -249,7 +253,9 @@ def load_config(path: str | os.PathLike[str]) -> Config:
 
     tables_raw = check.table(raw.get("tables", {}), "tables")
     if not tables_raw:
-        raise check.fail("tables", "expected at least one table, e.g. [tables.mytable] with path = ...")
+        raise check.fail(
+            "tables", "expected at least one table, e.g. [tables.mytable] with path = ..."
+        )
     tables: list[TableSpec] = []
     names_by_path: dict[str, dict[str, str]] = {}
     for label, entry in tables_raw.items():
@@ -271,7 +277,9 @@ def _load_table(
     entry = check.table(entry, tkey, _TABLE_KEYS)
     if "path" not in entry:
         raise check.fail(tkey, "missing required key 'path' (the table root)")
-    root = os.path.abspath(base / os.path.expanduser(check.string(entry["path"], _key(tkey, "path"))))
+    root = os.path.abspath(
+        base / os.path.expanduser(check.string(entry["path"], _key(tkey, "path")))
+    )
     fmt = check.string(entry["format"], _key(tkey, "format")) if "format" in entry else None
     options = check.scalars(entry.get("options", {}), _key(tkey, "options"))
     if fmt is not None:
@@ -280,7 +288,9 @@ def _load_table(
         except LakesieveError as exc:
             raise check.wrap(_key(tkey, "format"), exc) from None
     if not os.path.exists(root):
-        raise check.fail(_key(tkey, "path"), f"expected an existing table root; {root!r} does not exist")
+        raise check.fail(
+            _key(tkey, "path"), f"expected an existing table root; {root!r} does not exist"
+        )
     try:
         table = open_table(root, format=fmt, options=options)
         schema = table.schema() if table.resolve_instant(None) is not None else None
@@ -292,7 +302,9 @@ def _load_table(
     indexes_raw = entry.get("indexes", [])
     ikey_all = _key(tkey, "indexes")
     if not isinstance(indexes_raw, list):
-        raise check.fail(ikey_all, f"expected an array of tables ([[{ikey_all}]]), got {_kind(indexes_raw)}")
+        raise check.fail(
+            ikey_all, f"expected an array of tables ([[{ikey_all}]]), got {_kind(indexes_raw)}"
+        )
     seen = names_by_path.setdefault(root, {})
     specs: list[IndexSpec] = []
     for i, item in enumerate(indexes_raw):
@@ -301,7 +313,9 @@ def _load_table(
         if "column" not in item:
             raise check.fail(ikey, "missing required key 'column'")
         column = check.string(item["column"], _key(ikey, "column"))
-        itype = check.string(item["type"], _key(ikey, "type")) if "type" in item else DEFAULT_INDEX_TYPE
+        itype = (
+            check.string(item["type"], _key(ikey, "type")) if "type" in item else DEFAULT_INDEX_TYPE
+        )
         try:
             registry.require_index_type(itype)
         except LakesieveError as exc:
@@ -313,7 +327,11 @@ def _load_table(
         okey = _key(ikey, "options")
         opts = check.scalars(item.get("options", {}), okey)
         params = _validate_options(check, okey, itype, opts, col.spark_type)
-        name = check.string(item["name"], _key(ikey, "name")) if "name" in item else default_index_name(col.name, itype)
+        name = (
+            check.string(item["name"], _key(ikey, "name"))
+            if "name" in item
+            else default_index_name(col.name, itype)
+        )
         if not _NAME_RE.match(name):
             raise check.fail(
                 _key(ikey, "name") if "name" in item else ikey,
@@ -413,7 +431,10 @@ def build_declared(
                 )
             elif state is None:
                 reason = "never built"
-            elif _canonical(current.params) != _canonical(ispec.params) or current.key_type != ispec.key_type:
+            elif (
+                _canonical(current.params) != _canonical(ispec.params)
+                or current.key_type != ispec.key_type
+            ):
                 reason = "options changed"
             elif latest is not None and state.instant != latest.id:
                 reason = f"stale: index at {state.instant}, table at {latest.id}"
@@ -431,16 +452,28 @@ def build_declared(
         if reason is None:
             state = table.index(ispec.name).latest()
             results.append(
-                {**base, "action": "up-to-date", "instant": instant, "size_bytes": state.size_bytes if state else 0}
+                {
+                    **base,
+                    "action": "up-to-date",
+                    "instant": instant,
+                    "size_bytes": state.size_bytes if state else 0,
+                }
             )
             continue
         if spark is None:
             from lakesieve.session import get_spark
 
-            spark = get_spark(master=config.spark.master, conf={**(spark_conf or {}), **config.spark.conf})
+            spark = get_spark(
+                master=config.spark.master, conf={**(spark_conf or {}), **config.spark.conf}
+            )
         started = time.perf_counter()
         desc = table.build_index(
-            ispec.column, type=ispec.type, name=ispec.name, options=ispec.options, spark=spark, progress=progress
+            ispec.column,
+            type=ispec.type,
+            name=ispec.name,
+            options=ispec.options,
+            spark=spark,
+            progress=progress,
         )
         results.append(
             {

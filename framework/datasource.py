@@ -54,7 +54,9 @@ def _table(options: dict[str, str]) -> Any:
     if not path:
         from lakesieve.errors import OptionError
 
-        raise OptionError("spark.read.format('lakesieve') needs a table path: .load(path) or option('path', ...)")
+        raise OptionError(
+            "spark.read.format('lakesieve') needs a table path: .load(path) or option('path', ...)"
+        )
     reserved = {"path", "format", "asof", "indexroot"}
     table_options = {k: v for k, v in options.items() if k.lower() not in reserved}
     return open_table(
@@ -85,7 +87,9 @@ def _literal(value: Any) -> Any:
     if isinstance(value, dt.datetime):
         if value.tzinfo is None:
             return None  # ambiguous time zone: do not prune on it
-        return Literal("timestamp", value.astimezone(dt.UTC).replace(tzinfo=None).isoformat(sep=" "))
+        return Literal(
+            "timestamp", value.astimezone(dt.UTC).replace(tzinfo=None).isoformat(sep=" ")
+        )
     if isinstance(value, dt.date):
         return Literal("date", value.isoformat())
     return None
@@ -99,7 +103,13 @@ def filter_to_predicate(f: Filter) -> Any:
     if attr is None or len(attr) != 1:
         return None
     column = attr[0]
-    ops = {EqualTo: "=", GreaterThan: ">", GreaterThanOrEqual: ">=", LessThan: "<", LessThanOrEqual: "<="}
+    ops = {
+        EqualTo: "=",
+        GreaterThan: ">",
+        GreaterThanOrEqual: ">=",
+        LessThan: "<",
+        LessThanOrEqual: "<=",
+    }
     for cls, op in ops.items():
         if isinstance(f, cls):
             lit = _literal(getattr(f, "value", None))
@@ -217,7 +227,10 @@ class LakesieveReader(DataSourceReader):
         plan = table.plan(where, self.options.get("asOf") or self.options.get("asof"))
         instant = plan.table_instant.id if plan.table_instant else None
         opts = dict(table.ref.options)
-        parts = [UnitPartition(unit_to_json(u), table.path, table.format, instant, opts) for u in plan.units]
+        parts = [
+            UnitPartition(unit_to_json(u), table.path, table.format, instant, opts)
+            for u in plan.units
+        ]
         return parts or [UnitPartition("", table.path, table.format, instant, opts)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:

@@ -36,10 +36,14 @@ def run_demo(scale: float = 0.1, workdir: str | None = None, seed: int = 7) -> i
     spark = get_spark()
     table_path = root / "lineitem_hudi"
     if not (table_path / ".hoodie").exists():
-        write_interleaved_hudi(spark, src, table_path, runs=1024, groups=64, commits=4, progress=True)
+        write_interleaved_hudi(
+            spark, src, table_path, runs=1024, groups=64, commits=4, progress=True
+        )
     table = open_table(table_path)
     line = table.timeline()
-    _say(f"[2/4] Hudi table {table_path}: {len(line)} commits, {len(table.snapshot().units)} file groups")
+    _say(
+        f"[2/4] Hudi table {table_path}: {len(line)} commits, {len(table.snapshot().units)} file groups"
+    )
 
     t0 = time.perf_counter()
     desc = table.build_index("l_orderkey", type="sieve")
@@ -55,9 +59,19 @@ def run_demo(scale: float = 0.1, workdir: str | None = None, seed: int = 7) -> i
     rng = random.Random(seed)
     width = max(1, (hi - lo) // 1000)
     a = rng.randint(lo, hi - width)
-    present = [int(r[0]) for r in spark.read.parquet(str(src)).select("l_orderkey")
-               .sample(fraction=0.0005, seed=seed).limit(50).collect()]
-    keys = rng.sample(present, min(7, len(present))) if present else [rng.randint(lo, hi) for _ in range(7)]
+    present = [
+        int(r[0])
+        for r in spark.read.parquet(str(src))
+        .select("l_orderkey")
+        .sample(fraction=0.0005, seed=seed)
+        .limit(50)
+        .collect()
+    ]
+    keys = (
+        rng.sample(present, min(7, len(present)))
+        if present
+        else [rng.randint(lo, hi) for _ in range(7)]
+    )
     queries = [
         ("point", f"l_orderkey = {keys[0]}"),
         ("point", f"l_orderkey = {keys[1]}"),
@@ -80,8 +94,12 @@ def run_demo(scale: float = 0.1, workdir: str | None = None, seed: int = 7) -> i
         ok = got == full
         failures += 0 if ok else 1
         sel = f"{plan.locations_selected}/{plan.locations_total}"
-        _say(f"  {kind:<12} {sel:>9} {got:>8} {t_index:>10.2f} {t_full:>8.2f}  {where}{'' if ok else '  MISMATCH'}")
-    _say(f"done in {time.perf_counter() - started:.0f}s; pruned reads equal full scans: {'yes' if not failures else 'NO'}")
+        _say(
+            f"  {kind:<12} {sel:>9} {got:>8} {t_index:>10.2f} {t_full:>8.2f}  {where}{'' if ok else '  MISMATCH'}"
+        )
+    _say(
+        f"done in {time.perf_counter() - started:.0f}s; pruned reads equal full scans: {'yes' if not failures else 'NO'}"
+    )
     return 1 if failures else 0
 
 

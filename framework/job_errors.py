@@ -32,7 +32,11 @@ def summarize(exc: BaseException) -> str:
     exception a Python worker raised, the innermost Java exception, else the
     text's first line.
     """
-    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip() and not ln.strip().startswith("at ")]
+    lines = [
+        ln.strip()
+        for ln in str(exc).splitlines()
+        if ln.strip() and not ln.strip().startswith("at ")
+    ]
     found = ""
     for ln in lines:
         if "maxResultSize" in ln or "OutOfMemoryError" in ln:

@@ -48,8 +48,13 @@ def net_delta(deltas: Sequence[pa.Table]) -> pa.Table:
     if not tables:
         if deltas:
             return deltas[0].select(list(DELTA_COLUMNS)).slice(0, 0)
-        return pa.table({"key": pa.array([], pa.int64()), "location": pa.array([], pa.string()),
-                         "count": pa.array([], pa.int64())})
+        return pa.table(
+            {
+                "key": pa.array([], pa.int64()),
+                "location": pa.array([], pa.string()),
+                "count": pa.array([], pa.int64()),
+            }
+        )
     joined = pa.concat_tables(tables, promote_options="default")
     summed = joined.group_by(["key", "location"], use_threads=False).aggregate([("count", "sum")])
     summed = summed.rename_columns(["key", "location", "count"]).select(list(DELTA_COLUMNS))

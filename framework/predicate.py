@@ -187,8 +187,20 @@ _TOKEN = re.compile(
 )
 
 _KEYWORDS = {
-    "AND", "OR", "NOT", "IN", "BETWEEN", "IS", "NULL", "TRUE", "FALSE",
-    "DATE", "TIMESTAMP", "TIMESTAMP_NTZ", "CAST", "AS",
+    "AND",
+    "OR",
+    "NOT",
+    "IN",
+    "BETWEEN",
+    "IS",
+    "NULL",
+    "TRUE",
+    "FALSE",
+    "DATE",
+    "TIMESTAMP",
+    "TIMESTAMP_NTZ",
+    "CAST",
+    "AS",
 }
 
 
@@ -207,7 +219,9 @@ def _lex(text: str) -> list[_Tok]:
             break
         m = _TOKEN.match(text, pos)
         if not m or m.end() == pos:
-            raise PredicateError(f"cannot parse predicate {text!r} at position {pos}: {text[pos:pos + 20]!r}")
+            raise PredicateError(
+                f"cannot parse predicate {text!r} at position {pos}: {text[pos : pos + 20]!r}"
+            )
         group = m.lastgroup or ""
         kind, value, start = group, m.group(group), m.start(group)
         if kind == "word" and value.upper() in _KEYWORDS:
@@ -371,7 +385,9 @@ class _Parser:
             if nxt.kind != "str":
                 self.i -= 1
                 raise self.fail(f"a quoted {tok.text.lower()} after {tok.text}")
-            kind = {"DATE": "date", "TIMESTAMP": "timestamp", "TIMESTAMP_NTZ": "timestamp_ntz"}[tok.text]
+            kind = {"DATE": "date", "TIMESTAMP": "timestamp", "TIMESTAMP_NTZ": "timestamp_ntz"}[
+                tok.text
+            ]
             return Literal(kind, _unescape(nxt.text[1:-1]))
         if tok.kind == "kw" and tok.text == "CAST":
             return self.cast_literal()
@@ -424,7 +440,16 @@ class _Parser:
         raise self.fail("an operator, IN, BETWEEN or IS after column " + repr(col))
 
 
-_ESCAPES = {"0": "\0", "b": "\b", "n": "\n", "r": "\r", "t": "\t", "Z": "\x1a", "%": "\\%", "_": "\\_"}
+_ESCAPES = {
+    "0": "\0",
+    "b": "\b",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "Z": "\x1a",
+    "%": "\\%",
+    "_": "\\_",
+}
 
 
 def _unescape(body: str) -> str:
@@ -617,7 +642,9 @@ def _bind_in(col: BoundColumn, node: InList) -> Predicate:
     return InList(col.name, tuple(values), node.negated, has_null)
 
 
-def _bind_leaf(node: Predicate, schema: pa.Schema, cols: dict[str, BoundColumn], table: str) -> Predicate:
+def _bind_leaf(
+    node: Predicate, schema: pa.Schema, cols: dict[str, BoundColumn], table: str
+) -> Predicate:
     col = resolve_column(schema, node.column, table)  # type: ignore[union-attr]
     cols[col.name] = col
     if isinstance(node, Compare):
@@ -638,7 +665,9 @@ def _bind_leaf(node: Predicate, schema: pa.Schema, cols: dict[str, BoundColumn],
     raise PredicateError(f"unsupported predicate node {node!r}")
 
 
-def _bind(node: Predicate, schema: pa.Schema, cols: dict[str, BoundColumn], table: str) -> Predicate:
+def _bind(
+    node: Predicate, schema: pa.Schema, cols: dict[str, BoundColumn], table: str
+) -> Predicate:
     if isinstance(node, And):
         return And(tuple(_bind(c, schema, cols, table) for c in node.children))
     if isinstance(node, Or):
@@ -668,7 +697,9 @@ def bind(predicate: Predicate | str, schema: pa.Schema, table: str = "") -> Boun
     try:
         bound = _bind(node, schema, cols, table)
     except RecursionError:
-        raise PredicateError(f"predicate nests deeper than {MAX_DEPTH} levels; simplify it") from None
+        raise PredicateError(
+            f"predicate nests deeper than {MAX_DEPTH} levels; simplify it"
+        ) from None
     return BoundPredicate(bound, cols)
 
 
@@ -785,7 +816,11 @@ def to_sql(bound: BoundPredicate) -> str:
 
     def render(node: Predicate) -> str:
         if isinstance(node, Const):
-            return "CAST(NULL AS BOOLEAN)" if node.value is None else ("TRUE" if node.value else "FALSE")
+            return (
+                "CAST(NULL AS BOOLEAN)"
+                if node.value is None
+                else ("TRUE" if node.value else "FALSE")
+            )
         if isinstance(node, And):
             return "(" + " AND ".join(render(c) for c in node.children) + ")"
         if isinstance(node, Or):

@@ -85,7 +85,9 @@ class RefreshPolicy:
         if self.max_deltas < 0:
             raise LakesieveError(f"refresh option max_deltas must be >= 0, got {self.max_deltas}")
         if self.max_delta_rows < 0:
-            raise LakesieveError(f"refresh option max_delta_rows must be >= 0, got {self.max_delta_rows}")
+            raise LakesieveError(
+                f"refresh option max_delta_rows must be >= 0, got {self.max_delta_rows}"
+            )
         if not math.isfinite(self.vacuum_grace_seconds) or self.vacuum_grace_seconds < 0:
             raise LakesieveError(
                 f"refresh option vacuum_grace_seconds must be a finite number >= 0, got {self.vacuum_grace_seconds}"
@@ -145,7 +147,11 @@ class DeltaPlan:
 def plan_delta(table: Table, column: str, start: Instant, end: Instant) -> DeltaPlan:
     """The read units, at ``start`` and at ``end``, whose keys may differ."""
     changes = registry.call_first(
-        "lakesieve_format_changes", f"format {table.format!r}", table=table.ref, start=start.id, end=end.id
+        "lakesieve_format_changes",
+        f"format {table.format!r}",
+        table=table.ref,
+        start=start.id,
+        end=end.id,
     )
     touched = set(changes.touched)
     skipped = 0
@@ -246,7 +252,9 @@ def _fold(
     if built is None:
         return table._build(definition, target, spark), "rebuilt"
     if not isinstance(built, BuiltIndex):
-        raise LakesieveError(f"index type {definition.type!r} returned {type(built).__name__} from apply_delta")
+        raise LakesieveError(
+            f"index type {definition.type!r} returned {type(built).__name__} from apply_delta"
+        )
     return built, "compacted"
 
 
@@ -310,7 +318,9 @@ def refresh_index(
     for attempt in range(attempts):
         definition = table.index(name)
         head = definition.latest()
-        result = RefreshResult(name, "up to date", head.instant if head else None, target.id, retries=attempt)
+        result = RefreshResult(
+            name, "up to date", head.instant if head else None, target.id, retries=attempt
+        )
         if head is None:
             result.action, result.note = "skipped", "never built; build it first"
             return result
@@ -336,10 +346,15 @@ def refresh_index(
                 stacklevel=3,
             )
             try:
-                _commit_state(table, name, head, table._build(definition, target, spark), target, "base", None)
+                _commit_state(
+                    table, name, head, table._build(definition, target, spark), target, "base", None
+                )
             except _HeadMoved:
                 continue
-            result.action, result.note = "rebuilt", str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            result.action, result.note = (
+                "rebuilt",
+                str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+            )
             result.seconds = time.perf_counter() - started
             return result
         cached = frame.persist() if frame is not None else None
@@ -385,8 +400,13 @@ def compact_index(
     for attempt in range(attempts):
         definition = table.index(name)
         head = definition.latest()
-        result = RefreshResult(name, "nothing to compact", head.instant if head else None,
-                               head.instant if head else None, retries=attempt)
+        result = RefreshResult(
+            name,
+            "nothing to compact",
+            head.instant if head else None,
+            head.instant if head else None,
+            retries=attempt,
+        )
         if head is None or not head.is_delta:
             return result
         chain = definition.chain(head)
@@ -433,8 +453,14 @@ def vacuum(table: Table, grace_seconds: float = 3600.0) -> VacuumResult:
         IndexCorruptError: the log is damaged (see ``lakesieve index repair``), or
             the root's ``_log`` or ``data`` folder is a symbolic link.
     """
-    if not isinstance(grace_seconds, (int, float)) or not math.isfinite(grace_seconds) or grace_seconds < 0:
-        raise OptionError(f"vacuum grace seconds must be a finite number >= 0, got {grace_seconds!r}")
+    if (
+        not isinstance(grace_seconds, (int, float))
+        or not math.isfinite(grace_seconds)
+        or grace_seconds < 0
+    ):
+        raise OptionError(
+            f"vacuum grace seconds must be a finite number >= 0, got {grace_seconds!r}"
+        )
     store = table.store
     store.check_layout()
     on_timeline = {i.id for i in table.timeline()}
@@ -449,7 +475,9 @@ def vacuum(table: Table, grace_seconds: float = 3600.0) -> VacuumResult:
             for state_id, state in definition.by_id.items():
                 if state_id not in keep:
                     removed.append(state)
-                    acts.append({"op": "remove_state", "index": definition.name, "state_id": state_id})
+                    acts.append(
+                        {"op": "remove_state", "index": definition.name, "state_id": state_id}
+                    )
         return acts
 
     snap = store.read_log()
@@ -457,7 +485,9 @@ def vacuum(table: Table, grace_seconds: float = 3600.0) -> VacuumResult:
         store.commit_with_retry(actions)
         store.delete_state_files(removed)
         out.states_removed = [s.state_id for s in removed]
-    referenced = {(d.name, s.state_id) for d in store.read_log().indexes.values() for s in d.by_id.values()}
+    referenced = {
+        (d.name, s.state_id) for d in store.read_log().indexes.values() for s in d.by_id.values()
+    }
     cutoff = time.time() - grace_seconds
     for index_name, state_id, folder in state_folders(store):
         if (index_name, state_id) in referenced:
@@ -472,7 +502,11 @@ def vacuum(table: Table, grace_seconds: float = 3600.0) -> VacuumResult:
             out.orphan_folders_removed.append(f"{index_name}/{state_id}")
     if store.log_dir.is_dir():
         with os.scandir(store.log_dir) as entries:
-            temps = [e for e in entries if e.name.startswith(".tmp-") and e.is_file(follow_symlinks=False)]
+            temps = [
+                e
+                for e in entries
+                if e.name.startswith(".tmp-") and e.is_file(follow_symlinks=False)
+            ]
         for tmp in temps:
             with contextlib.suppress(OSError):
                 if tmp.stat(follow_symlinks=False).st_mtime <= cutoff:

@@ -76,7 +76,9 @@ def _collect(hook_name: str) -> list[tuple[str, list[str]]]:
         if answer is None:
             continue
         if not isinstance(answer, list | tuple) or not all(isinstance(a, str) for a in answer):
-            raise PluginError(f"plugin {impl.plugin_name!r}: {hook_name} must return a list of names")
+            raise PluginError(
+                f"plugin {impl.plugin_name!r}: {hook_name} must return a list of names"
+            )
         out.append((impl.plugin_name, list(answer)))
     return out
 

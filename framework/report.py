@@ -64,16 +64,28 @@ def write_html(result: dict[str, Any], path: str | os.PathLike[str]) -> list[Pat
         "build": out.parent / f"{stem}_build.png",
     }
     _grouped(charts["selected"], result, kinds)
-    _bar(charts["size"], "index size", types, [result["types"][t]["size_bytes"] for t in types], "bytes")
-    _bar(charts["build"], "build time", types, [result["types"][t]["build_seconds"] for t in types], "seconds")
+    _bar(
+        charts["size"],
+        "index size",
+        types,
+        [result["types"][t]["size_bytes"] for t in types],
+        "bytes",
+    )
+    _bar(
+        charts["build"],
+        "build time",
+        types,
+        [result["types"][t]["build_seconds"] for t in types],
+        "seconds",
+    )
     esc = html.escape
     imgs = "\n".join(f'<p><img src="{esc(p.name)}" alt="{esc(k)}"></p>' for k, p in charts.items())
     body = f"""<!doctype html>
-<html><head><meta charset="utf-8"><title>lakesieve compare: {esc(result['column'])}</title>
+<html><head><meta charset="utf-8"><title>lakesieve compare: {esc(result["column"])}</title>
 <style>body{{font-family:sans-serif;margin:2em}} pre{{background:#f4f4f4;padding:1em}}</style></head>
 <body>
-<h1>Index comparison on column {esc(result['column'])}</h1>
-<p>Table {esc(result['table'])} ({esc(result['format'])}) at instant {esc(str(result['instant']))}.</p>
+<h1>Index comparison on column {esc(result["column"])}</h1>
+<p>Table {esc(result["table"])} ({esc(result["format"])}) at instant {esc(str(result["instant"]))}.</p>
 <pre>{esc(format_table(result))}</pre>
 {imgs}
 <h2>Figures (JSON)</h2>

@@ -135,7 +135,9 @@ def get_spark(
         if remote:
             builder = builder.remote(remote)
         else:
-            builder = builder.master(master or os.environ.get("LAKESIEVE_SPARK_MASTER") or "local[*]")
+            builder = builder.master(
+                master or os.environ.get("LAKESIEVE_SPARK_MASTER") or "local[*]"
+            )
         settings = dict(DEFAULT_CONF)
         settings.update(_conf_from_env())
         settings.update(conf or {})

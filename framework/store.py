@@ -232,7 +232,8 @@ def commit_checksum(body: dict[str, Any]) -> str:
 def _clone(indexes: dict[str, IndexDefinition]) -> dict[str, IndexDefinition]:
     """A copy that applying actions may change without touching ``indexes``."""
     return {
-        n: dataclasses.replace(d, states=list(d.states), by_id=dict(d.by_id)) for n, d in indexes.items()
+        n: dataclasses.replace(d, states=list(d.states), by_id=dict(d.by_id))
+        for n, d in indexes.items()
     }
 
 
@@ -361,14 +362,23 @@ class IndexStore:
         if not isinstance(body, dict) or not isinstance(body.get("actions"), list):
             raise IndexCorruptError(f"index log commit {path} is unreadable: no list of actions")
         if body.get("checksum") != commit_checksum(body):
-            what = "has no checksum" if "checksum" not in body else "fails its checksum (edited or damaged)"
+            what = (
+                "has no checksum"
+                if "checksum" not in body
+                else "fails its checksum (edited or damaged)"
+            )
             raise IndexCorruptError(f"index log commit {path} {what}")
         if body.get("version") != version:
-            raise IndexCorruptError(f"index log commit {path} says it is version {body.get('version')!r}")
+            raise IndexCorruptError(
+                f"index log commit {path} says it is version {body.get('version')!r}"
+            )
         return list(body["actions"])
 
     def apply_commit(
-        self, indexes: dict[str, IndexDefinition], actions: list[dict[str, Any]], fingerprint: str | None
+        self,
+        indexes: dict[str, IndexDefinition],
+        actions: list[dict[str, Any]],
+        fingerprint: str | None,
     ) -> tuple[dict[str, IndexDefinition], str | None]:
         """Apply one commit's actions to a copy of ``indexes``; all of them or none.
 
@@ -431,7 +441,12 @@ class IndexStore:
         if not problems:
             head = self.head_hint()
             if head > version:
-                problems.append(LogProblem(version + 1, f"is missing (commit {head} was written; the log ends at {version})"))
+                problems.append(
+                    LogProblem(
+                        version + 1,
+                        f"is missing (commit {head} was written; the log ends at {version})",
+                    )
+                )
         if problems and strict:
             raise IndexCorruptError(
                 f"{problems[0]} in {self.log_dir}; run `lakesieve index repair` to rebuild the log"
@@ -490,13 +505,19 @@ class IndexStore:
                 meta=dict(action["meta"]),
                 created_ms=int(action["created_ms"]),
                 kind=str(action.get("kind") or "base"),
-                parent=(check_name(action["parent"], "parent state id") if action.get("parent") else None),
+                parent=(
+                    check_name(action["parent"], "parent state id")
+                    if action.get("parent")
+                    else None
+                ),
                 base=(check_name(action["base"], "base state id") if action.get("base") else None),
             )
             if state.kind not in ("base", "delta") or (state.kind == "delta" and not state.parent):
                 raise ValueError(f"state {state.state_id} has kind {state.kind!r} without a parent")
             indexes[name].by_id[state.state_id] = state
-            states = [s for s in indexes[name].states if s.instant_sort_key != state.instant_sort_key]
+            states = [
+                s for s in indexes[name].states if s.instant_sort_key != state.instant_sort_key
+            ]
             states.append(state)
             states.sort(key=lambda s: s.instant_sort_key)
             indexes[name].states = states
@@ -514,7 +535,13 @@ class IndexStore:
 
     def _safe_rel(self, rel: str) -> str:
         parts = Path(rel).parts
-        if Path(rel).is_absolute() or ".." in parts or not parts or parts[0] != DATA_DIR or "\x00" in rel:
+        if (
+            Path(rel).is_absolute()
+            or ".." in parts
+            or not parts
+            or parts[0] != DATA_DIR
+            or "\x00" in rel
+        ):
             raise ValueError(f"file path {rel!r} escapes the index root")
         return rel
 
@@ -528,7 +555,11 @@ class IndexStore:
         self.confined(self.log_dir)
         self.log_dir.mkdir(parents=True, exist_ok=True)
         version = expected_version + 1
-        body: dict[str, Any] = {"version": version, "timestamp_ms": int(time.time() * 1000), "actions": actions}
+        body: dict[str, Any] = {
+            "version": version,
+            "timestamp_ms": int(time.time() * 1000),
+            "actions": actions,
+        }
         # the checksum covers what a reader will parse back, so compute it on the round trip
         body = json.loads(json.dumps(body, sort_keys=True))
         body["checksum"] = commit_checksum(body)
@@ -547,9 +578,7 @@ class IndexStore:
         self._write_head(version)
         return version
 
-    def commit_with_retry(
-        self, make_actions: Any, attempts: int = 5
-    ) -> tuple[int, LogSnapshot]:
+    def commit_with_retry(self, make_actions: Any, attempts: int = 5) -> tuple[int, LogSnapshot]:
         """Read the log, build actions from it and commit; retry on conflicts.
 
         Args:
@@ -630,7 +659,9 @@ class IndexStore:
             try:
                 out[f.name] = ipc.open_file(pa.py_buffer(data)).read_all()
             except (pa.ArrowException, OSError, ValueError) as exc:
-                raise IndexCorruptError(f"index file {self.root / f.path} does not decode: {exc}") from exc
+                raise IndexCorruptError(
+                    f"index file {self.root / f.path} does not decode: {exc}"
+                ) from exc
         return out
 
     def delete_state_files(self, states: Iterable[IndexState]) -> None:
@@ -643,7 +674,9 @@ class IndexStore:
                     self.confined(path)
                     path.unlink()
             with contextlib.suppress(OSError, IndexCorruptError, IndexNotFoundError):
-                folder = self.data_dir / check_name(state.index) / check_name(state.state_id, "state id")
+                folder = (
+                    self.data_dir / check_name(state.index) / check_name(state.state_id, "state id")
+                )
                 self.confined(folder)
                 folder.rmdir()
 
@@ -691,7 +724,9 @@ def state_folders(store: IndexStore) -> list[tuple[str, str, Path]]:
     if not store.data_dir.is_dir():
         return out
     with os.scandir(store.data_dir) as indexes:
-        index_dirs = sorted((e.name, Path(e.path)) for e in indexes if e.is_dir(follow_symlinks=False))
+        index_dirs = sorted(
+            (e.name, Path(e.path)) for e in indexes if e.is_dir(follow_symlinks=False)
+        )
     for index_name, index_dir in index_dirs:
         with os.scandir(index_dir) as states:
             for entry in sorted(states, key=lambda e: e.name):

@@ -119,9 +119,16 @@ def open(
         format = registry.identify_format(root)
     else:
         registry.require_format(format)
-        if registry.call_optional("lakesieve_format_timeline", table=TableRef(root, format, options or {})) is None:
+        if (
+            registry.call_optional(
+                "lakesieve_format_timeline", table=TableRef(root, format, options or {})
+            )
+            is None
+        ):
             raise TableNotFoundError(f"format plugin {format!r} cannot open a table at {root!r}")
-    return Table(TableRef(root, format, dict(options or {})), index_root, auto_refresh, refresh_policy)
+    return Table(
+        TableRef(root, format, dict(options or {})), index_root, auto_refresh, refresh_policy
+    )
 
 
 class Table:
@@ -162,10 +169,14 @@ class Table:
     def timeline(self) -> list[Instant]:
         """Completed instants, oldest first."""
         return list(
-            registry.call_first("lakesieve_format_timeline", f"format {self.format!r}", table=self.ref)
+            registry.call_first(
+                "lakesieve_format_timeline", f"format {self.format!r}", table=self.ref
+            )
         )
 
-    def resolve_instant(self, as_of: str | None, line: list[Instant] | None = None) -> Instant | None:
+    def resolve_instant(
+        self, as_of: str | None, line: list[Instant] | None = None
+    ) -> Instant | None:
         """The instant ``as_of`` names (latest when ``None``).
 
         Raises:
@@ -225,7 +236,10 @@ class Table:
             "snapshot",
             inst,
             lambda: registry.call_first(
-                "lakesieve_format_snapshot", f"format {self.format!r}", table=self.ref, instant=inst.id
+                "lakesieve_format_snapshot",
+                f"format {self.format!r}",
+                table=self.ref,
+                instant=inst.id,
             ),
         )
 
@@ -292,9 +306,13 @@ class Table:
         from lakesieve.session import get_spark
 
         if progress is not None:
-            progress(f"building {type} index {name} on {self.path} column {col.name} at instant {inst.id} ...")
+            progress(
+                f"building {type} index {name} on {self.path} column {col.name} at instant {inst.id} ..."
+            )
         spark = spark or get_spark(conf=spark_conf)
-        definition = IndexDefinition(name=name, type=type, column=col.name, key_type=col.spark_type, params=params)
+        definition = IndexDefinition(
+            name=name, type=type, column=col.name, key_type=col.spark_type, params=params
+        )
         built = self._build(definition, inst, spark)
         state_id, records = self.store.write_files(name, built)
 
@@ -314,7 +332,9 @@ class Table:
                         "params": params,
                     }
                 )
-            out.append(add_state_action(name, state_id, inst.id, inst.sort_key, records, built.meta))
+            out.append(
+                add_state_action(name, state_id, inst.id, inst.sort_key, records, built.meta)
+            )
             return out
 
         self.store.commit_with_retry(actions)
@@ -336,7 +356,9 @@ class Table:
         from lakesieve.job_errors import is_spark_failure, summarize
         from pyspark.sql import functions as F
 
-        relation = frame.select(F.col(definition.column).alias("key"), F.col(LOCATION_COLUMN).alias("location"))
+        relation = frame.select(
+            F.col(definition.column).alias("key"), F.col(LOCATION_COLUMN).alias("location")
+        )
         try:
             built = registry.call_first(
                 "lakesieve_index_build",
@@ -358,7 +380,9 @@ class Table:
             ) from exc
         if not isinstance(built, BuiltIndex):
             got = built.__class__.__name__
-            raise LakesieveError(f"index type {definition.type!r} returned {got} from build, not BuiltIndex")
+            raise LakesieveError(
+                f"index type {definition.type!r} returned {got} from build, not BuiltIndex"
+            )
         built.meta.setdefault("build_seconds", round(time.perf_counter() - started, 3))
         return built
 
@@ -390,7 +414,9 @@ class Table:
         """The summed deltas of ``chain`` (``None`` for a base alone); raises if one is unreadable."""
         _, overlay, problem = self._overlay_prefix(definition, chain, {s.instant for s in chain})
         if problem is not None:
-            raise IndexCorruptError(f"index {definition.name!r}: state of instant {problem[0]} ({problem[1]})")
+            raise IndexCorruptError(
+                f"index {definition.name!r}: state of instant {problem[0]} ({problem[1]})"
+            )
         return overlay
 
     def _overlay_prefix(
@@ -498,7 +524,10 @@ class Table:
         return [refresh_index(self, n, spark, policy, target, line) for n in names]
 
     def compact(
-        self, name: str | None = None, spark: SparkSession | None = None, policy: RefreshPolicy | None = None
+        self,
+        name: str | None = None,
+        spark: SparkSession | None = None,
+        policy: RefreshPolicy | None = None,
     ) -> list[RefreshResult]:
         """Fold the deltas of every index (or the one named) into a new base."""
         names = [self.index(name).name] if name else [d.name for d in self.indexes()]
@@ -520,7 +549,9 @@ class Table:
     ) -> tuple[list[LoadedIndex], list[str]]:
         notes: list[str] = []
         try:
-            log = self.store.read_log(strict=False)  # a bad commit: the states before it, and a warning
+            log = self.store.read_log(
+                strict=False
+            )  # a bad commit: the states before it, and a warning
         except IndexCorruptError as exc:
             msg = f"index log of table {self.path} is unreadable ({exc}); reading every location"
             warnings.warn(msg, LakesieveWarning, stacklevel=3)
@@ -608,7 +639,9 @@ class Table:
             by_column.setdefault(item.definition.column, []).append(item)
         answer = evaluate(bound.node, by_column)
         units = snapshot.units if answer is None else snapshot.units_for(answer)
-        return Plan(inst, snapshot, units, bound, loaded, notes, plan_ms=_ms(started), schema=schema)
+        return Plan(
+            inst, snapshot, units, bound, loaded, notes, plan_ms=_ms(started), schema=schema
+        )
 
     def explain(self, where: str | None = None, as_of: str | None = None) -> dict[str, Any]:
         """What a query would read and which index contributed what. Does not start Spark."""
@@ -622,13 +655,19 @@ class Table:
                 "column": d.column,
                 "instant": item.state.instant if item.state else None,
                 "size_bytes": item.state.size_bytes if item.state else 0,
-                "status": "used" if item.usable and item.answered else ("unusable" if item.error else "not applicable"),
+                "status": "used"
+                if item.usable and item.answered
+                else ("unusable" if item.error else "not applicable"),
             }
             if item.error:
                 entry["reason"] = item.error
             if item.usable and item.answered:
                 entry["locations_selected"] = len(item.selected)
-            if item.state is not None and plan.table_instant is not None and item.state.instant != plan.table_instant.id:
+            if (
+                item.state is not None
+                and plan.table_instant is not None
+                and item.state.instant != plan.table_instant.id
+            ):
                 entry["stale"] = True
                 entry["locations_added_for_staleness"] = len(item.added_for_staleness)
             indexes.append(entry)
@@ -737,7 +776,9 @@ class Table:
 
         return read_plan_arrow(self, plan, columns=columns, max_bytes=max_bytes)
 
-    def full_read(self, spark: SparkSession | None = None, where: str | None = None, as_of: str | None = None) -> DataFrame:
+    def full_read(
+        self, spark: SparkSession | None = None, where: str | None = None, as_of: str | None = None
+    ) -> DataFrame:
         """The same rows as :meth:`read` without any index (for checks and benchmarks)."""
         plan = self.plan(None, as_of)
         if where:

@@ -79,12 +79,21 @@ def with_interleaved_buckets(
         order = F.col(key).cast("double")
     ranges = max(1, int(spark.conf.get("spark.sql.shuffle.partitions") or 1))
     with_order = per_key.withColumn("_o", order).persist()  # read by three jobs below
-    cuts = sorted(set(with_order.approxQuantile("_o", [i / ranges for i in range(1, ranges)], 0.001))) if ranges > 1 else []
+    cuts = (
+        sorted(set(with_order.approxQuantile("_o", [i / ranges for i in range(1, ranges)], 0.001)))
+        if ranges > 1
+        else []
+    )
     range_id = F.lit(0)
     for c in cuts:
         range_id = range_id + (F.col("_o") >= F.lit(c)).cast("int")
-    ranged = with_order.withColumn("_r", F.coalesce(range_id, F.lit(0)).cast("int"))  # null keys sort first
-    totals = {int(r["_r"]): int(r["_t"]) for r in ranged.groupBy("_r").agg(F.sum("_n").alias("_t")).collect()}
+    ranged = with_order.withColumn(
+        "_r", F.coalesce(range_id, F.lit(0)).cast("int")
+    )  # null keys sort first
+    totals = {
+        int(r["_r"]): int(r["_t"])
+        for r in ranged.groupBy("_r").agg(F.sum("_n").alias("_t")).collect()
+    }
     offsets, acc = [], 0
     for rid in sorted(totals):
         offsets.append((rid, acc))
@@ -103,7 +112,9 @@ def with_interleaved_buckets(
     ).localCheckpoint(eager=True)  # materialized (one row per key) so the cached keys can go
     with_order.unpersist()
     rk = runs_of_keys.withColumnRenamed(key, "_k")
-    out = df.join(rk, df[key].eqNullSafe(rk["_k"]), how="inner").drop("_k")  # null-safe: rows with a null key kept
+    out = df.join(rk, df[key].eqNullSafe(rk["_k"]), how="inner").drop(
+        "_k"
+    )  # null-safe: rows with a null key kept
     return out.withColumn(BUCKET_COLUMN, (F.col(RUN_COLUMN) % F.lit(groups)).cast("int"))
 
 
@@ -142,7 +153,10 @@ def write_interleaved_hudi(
         inst = write(table_path, part, format="hudi", options=options, spark=spark)
         instants.append(inst.id)
         if progress:
-            print(f"  commit {c + 1}/{commits}: runs {lo}-{hi - 1} -> instant {inst.id}", file=sys.stderr)
+            print(
+                f"  commit {c + 1}/{commits}: runs {lo}-{hi - 1} -> instant {inst.id}",
+                file=sys.stderr,
+            )
     base.unpersist()
     return instants
 
@@ -179,9 +193,13 @@ def with_layout(df: DataFrame, layout: str, groups: int = 64, runs: int = 1024) 
     if layout not in LAYOUTS:
         raise LakesieveError(f"unknown layout {layout!r}; choose one of {', '.join(LAYOUTS)}")
     if groups < 1 or runs < groups:
-        raise LakesieveError(f"layout {layout!r} needs groups >= 1 and runs >= groups, got {groups} and {runs}")
+        raise LakesieveError(
+            f"layout {layout!r} needs groups >= 1 and runs >= groups, got {groups} and {runs}"
+        )
     if layout == "hashed":
-        return df.withColumn(BUCKET_COLUMN, F.pmod(F.xxhash64("l_orderkey"), F.lit(groups)).cast("int"))
+        return df.withColumn(
+            BUCKET_COLUMN, F.pmod(F.xxhash64("l_orderkey"), F.lit(groups)).cast("int")
+        )
     if layout == "interleaved":
         return with_interleaved_buckets(df, runs=runs, groups=groups).drop(RUN_COLUMN)
     key = "l_shipdate" if layout == "shipdate" else "l_orderkey"

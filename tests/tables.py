@@ -52,7 +52,9 @@ def write_rows(spark: Any, path: Path, rows: list[dict[str, Any]], **kw: Any) ->
     """One commit of ``rows``; keyword arguments go to :class:`WriteOptions`."""
     kw.setdefault("record_key", ("id",))
     kw.setdefault("precombine", "version")
-    return write(path, df_of(spark, rows), format="hudi", options=WriteOptions(**kw), spark=spark).id
+    return write(
+        path, df_of(spark, rows), format="hudi", options=WriteOptions(**kw), spark=spark
+    ).id
 
 
 def hudi_rs_rows(path: str | Path, as_of: str | None = None) -> pa.Table:
@@ -73,7 +75,9 @@ def hudi_rs_rows(path: str | Path, as_of: str | None = None) -> pa.Table:
 def plain_types(table: pa.Table) -> pa.Table:
     """``table`` with large strings and string views as plain strings (what Spark takes from Arrow)."""
     fields = [
-        pa.field(f.name, pa.string()) if pa.types.is_large_string(f.type) or pa.types.is_string_view(f.type) else f
+        pa.field(f.name, pa.string())
+        if pa.types.is_large_string(f.type) or pa.types.is_string_view(f.type)
+        else f
         for f in table.schema
     ]
     return table.cast(pa.schema(fields))
@@ -138,7 +142,11 @@ def spark_where(spark: Any, rows: pa.Table, where: str) -> Any:
 
 def true_locations(spark: Any, where: str, by_loc: dict[str, pa.Table]) -> set[str]:
     """Locations holding at least one row that Spark SQL selects with ``where``."""
-    parts = [t.append_column(LOC, pa.array([loc] * t.num_rows, pa.string())) for loc, t in by_loc.items() if t.num_rows]
+    parts = [
+        t.append_column(LOC, pa.array([loc] * t.num_rows, pa.string()))
+        for loc, t in by_loc.items()
+        if t.num_rows
+    ]
     if not parts:
         return set()
     got = spark_where(spark, pa.concat_tables(parts), where).select(LOC).distinct().collect()
@@ -146,7 +154,9 @@ def true_locations(spark: Any, where: str, by_loc: dict[str, pa.Table]) -> set[s
 
 
 def expected_from(
-    spark: Any, by_loc: dict[str, pa.Table], where: str,
+    spark: Any,
+    by_loc: dict[str, pa.Table],
+    where: str,
     columns: Sequence[str] = ("id", "k", "s", "d", "amount", "part", "version"),
 ) -> list[tuple]:
     """The rows of ``by_loc`` (see :func:`rows_by_location`) that Spark SQL selects, as sorted tuples."""
@@ -158,7 +168,10 @@ def expected_from(
 
 
 def expected_rows(
-    spark: Any, path: str | Path, where: str, as_of: str | None = None,
+    spark: Any,
+    path: str | Path,
+    where: str,
+    as_of: str | None = None,
     columns: Sequence[str] = ("id", "k", "s", "d", "amount", "part", "version"),
 ) -> list[tuple]:
     """The rows hudi-rs reads at ``as_of`` that Spark SQL selects with ``where``, as sorted tuples."""
@@ -168,7 +181,9 @@ def expected_rows(
     return sorted_rows(spark_where(spark, rows, where), columns)
 
 
-def sorted_rows(df: Any, columns: Sequence[str] = ("id", "k", "s", "d", "amount", "part", "version")) -> list[tuple]:
+def sorted_rows(
+    df: Any, columns: Sequence[str] = ("id", "k", "s", "d", "amount", "part", "version")
+) -> list[tuple]:
     """Collect a Spark DataFrame's rows as sorted tuples of the given columns."""
     return sorted(tuple(r) for r in df.select(*columns).collect())
 

@@ -25,7 +25,7 @@ def test_queries_are_seeded_and_well_formed() -> None:
     assert set(a) == set(KINDS) and all(len(v) == 5 for v in a.values())
     assert all(len(q.intervals) == 10 for q in a["in"])
     for q in a["range_0.1pct"]:
-        (lo, hi), = q.intervals
+        ((lo, hi),) = q.intervals
         assert hi - lo + 1 == 10 and q.where == f"l_orderkey BETWEEN {lo} AND {hi}"
     assert a["range_low"][0].where.startswith("l_orderkey <= ")
 
@@ -37,11 +37,14 @@ def test_date_queries_use_date_literals() -> None:
     assert literal(day, "date") == "DATE '1995-03-01'"
 
 
-@pytest.mark.parametrize("args, message", [
-    (("c", "string", [1], 0, 1, 1), "type string"),
-    (("c", "bigint", [1], 0, 1, 0), "at least 1"),
-    (("c", "bigint", [], 0, 1, 1), "no key"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("c", "string", [1], 0, 1, 1), "type string"),
+        (("c", "bigint", [1], 0, 1, 0), "at least 1"),
+        (("c", "bigint", [], 0, 1, 1), "no key"),
+    ],
+)
 def test_query_errors_name_the_problem(args: tuple[Any, ...], message: str) -> None:
     with pytest.raises(LakesieveError, match=message):
         make_queries(*args, seed=0)
@@ -54,25 +57,44 @@ def test_unknown_layout_is_one_line_error() -> None:
         with_layout(None, "zigzag")  # type: ignore[arg-type]
 
 
-files_strategy = st.lists(st.lists(st.integers(0, 200), min_size=1, max_size=30), min_size=1, max_size=8)
+files_strategy = st.lists(
+    st.lists(st.integers(0, 200), min_size=1, max_size=30), min_size=1, max_size=8
+)
 query_strategy = st.one_of(
     st.builds(lambda k: ("point", ((k, k),)), st.integers(-5, 205)),
-    st.builds(lambda ks: ("in", tuple((k, k) for k in sorted(set(ks)))), st.lists(st.integers(-5, 205), min_size=1, max_size=10)),
-    st.builds(lambda a, w: ("range_0.1pct", ((a, a + w),)), st.integers(-5, 205), st.integers(0, 60)),
+    st.builds(
+        lambda ks: ("in", tuple((k, k) for k in sorted(set(ks)))),
+        st.lists(st.integers(-5, 205), min_size=1, max_size=10),
+    ),
+    st.builds(
+        lambda a, w: ("range_0.1pct", ((a, a + w),)), st.integers(-5, 205), st.integers(0, 60)
+    ),
 )
 
 
 @settings(max_examples=200, deadline=None)
 @given(files=files_strategy, q=query_strategy, prunes_in=st.booleans())
-def test_native_model_never_drops_a_file_holding_a_match(files: list[list[int]], q: tuple[str, Any], prunes_in: bool) -> None:
+def test_native_model_never_drops_a_file_holding_a_match(
+    files: list[list[int]], q: tuple[str, Any], prunes_in: bool
+) -> None:
     """The min/max model selects every file a full read finds a matching row in."""
     kind, intervals = q
     names = [f"f{i}.parquet" for i in range(len(files))]
-    stats = NativeStats("test", "min/max", names, {"k": [(min(f), max(f)) for f in files]}, prunes_in,
-                        api=lambda _q: set(names))
+    stats = NativeStats(
+        "test",
+        "min/max",
+        names,
+        {"k": [(min(f), max(f)) for f in files]},
+        prunes_in,
+        api=lambda _q: set(names),
+    )
     query = BenchQuery(kind, "k", "bigint", intervals, "k = 0")
     chosen = stats.model(query)
-    holding = {n for n, f in zip(names, files, strict=True) if any(a <= v <= b for v in f for a, b in intervals)}
+    holding = {
+        n
+        for n, f in zip(names, files, strict=True)
+        if any(a <= v <= b for v in f for a, b in intervals)
+    }
     assert holding <= chosen
     if kind == "in" and not prunes_in:
         assert chosen == set(names)
@@ -80,7 +102,9 @@ def test_native_model_never_drops_a_file_holding_a_match(files: list[list[int]],
 
 def test_native_check_switches_disagreeing_kinds_to_the_library() -> None:
     names = ["a", "b"]
-    stats = NativeStats("test", "", names, {"k": [(0, 10), (20, 30)]}, True, api=lambda _q: {"a", "b"})
+    stats = NativeStats(
+        "test", "", names, {"k": [(0, 10), (20, 30)]}, True, api=lambda _q: {"a", "b"}
+    )
     q = BenchQuery("point", "k", "bigint", ((5, 5),), "k = 5")
     report = stats.check({"point": [q]}, 1)
     assert report["mismatches"] == 1 and report["library_kinds"] == ["point"]
@@ -121,8 +145,17 @@ def test_tiny_full_run_has_every_figure_and_passes_its_checks(spark: Any, tmp_pa
     from lakesieve.bench_full import FORMATS, INDEX_TYPES, FullConfig, run_full
     from lakesieve.bench_report import write_charts
 
-    cfg = FullConfig(scale=0.001, workdir=str(tmp_path), queries=4, layouts=("interleaved",), groups=8, runs=64,
-                     e2e_kinds=("point",), check_kinds=(), native_check=1)
+    cfg = FullConfig(
+        scale=0.001,
+        workdir=str(tmp_path),
+        queries=4,
+        layouts=("interleaved",),
+        groups=8,
+        runs=64,
+        e2e_kinds=("point",),
+        check_kinds=(),
+        native_check=1,
+    )
     out = run_full(cfg, progress=lambda _m: None)
     json.dumps(out)  # JSON-ready
     lay = out["layouts"]["interleaved"]
@@ -134,8 +167,16 @@ def test_tiny_full_run_has_every_figure_and_passes_its_checks(spark: Any, tmp_pa
         c = lay["columns"][col]
         assert set(c["types"]) == set(INDEX_TYPES)
         for f in c["types"].values():
-            for key in ("build_seconds", "build_over_sort", "size_bytes", "size_share_of_column", "lookup_p50_ms",
-                        "lookup_p99_ms", "selected", "selected_over_exact"):
+            for key in (
+                "build_seconds",
+                "build_over_sort",
+                "size_bytes",
+                "size_share_of_column",
+                "lookup_p50_ms",
+                "lookup_p99_ms",
+                "selected",
+                "selected_over_exact",
+            ):
                 assert f[key] is not None, key
             assert f["false_negatives"] == 0
             assert all(f["selected"][k] >= c["ideal"][k] for k in KINDS)
@@ -143,7 +184,10 @@ def test_tiny_full_run_has_every_figure_and_passes_its_checks(spark: Any, tmp_pa
     for fmt in FORMATS:
         r = lay["formats"][fmt]
         assert r["data_files"] == 8 and r["write_seconds"] is not None
-        assert r["layout_check"] in ("reference (first format)", "same rows and key ranges per bucket")
+        assert r["layout_check"] in (
+            "reference (first format)",
+            "same rows and key ranges per bucket",
+        )
         assert r["native"]["columns"]["l_orderkey"]["check"]["checked"] >= len(KINDS)
         assert r["sieve_product_build_seconds"] > 0
         (read,) = r["reads"]
@@ -170,12 +214,31 @@ def test_tiny_full_run_has_every_figure_and_passes_its_checks(spark: Any, tmp_pa
     from lakesieve.cli import main as cli_main
 
     saved = tmp_path / "figures.json"
-    saved.write_text(json.dumps({**out, "command": "lakesieve bench --quick",
-                                 "targets": [{"target": "stale", "measured": "old words", "met": True}]}))
+    saved.write_text(
+        json.dumps(
+            {
+                **out,
+                "command": "lakesieve bench --quick",
+                "targets": [{"target": "stale", "measured": "old words", "met": True}],
+            }
+        )
+    )
     page = tmp_path / "page.md"
     page.write_text(f"# title\n\n{START}\nold\n{END}\n")
-    assert cli_main(["bench", "--from-json", str(saved), "--write-markdown", str(page),
-                     "--charts", str(tmp_path / "redrawn")]) == 0
+    assert (
+        cli_main(
+            [
+                "bench",
+                "--from-json",
+                str(saved),
+                "--write-markdown",
+                str(page),
+                "--charts",
+                str(tmp_path / "redrawn"),
+            ]
+        )
+        == 0
+    )
     redrawn = page.read_text()
     assert "old words" not in redrawn and "one-row Spark aggregate" in redrawn
     assert redrawn.startswith("# title") and len(list((tmp_path / "redrawn").glob("*.png"))) == 5
@@ -188,9 +251,13 @@ def test_tiny_full_run_has_every_figure_and_passes_its_checks(spark: Any, tmp_pa
     table_path = tmp_path / f"full-sf{cfg.scale}" / "interleaved_iceberg"
     stale = Path(index_root(str(table_path))) / "stale-marker"
     stale.write_text("from the first run")
-    again = run_full(dataclasses.replace(cfg, formats=("iceberg",), index_types=("sieve",)),
-                     progress=lambda _m: None)
-    assert "error" not in again["layouts"]["interleaved"], again["layouts"]["interleaved"].get("error")
+    again = run_full(
+        dataclasses.replace(cfg, formats=("iceberg",), index_types=("sieve",)),
+        progress=lambda _m: None,
+    )
+    assert "error" not in again["layouts"]["interleaved"], again["layouts"]["interleaved"].get(
+        "error"
+    )
     assert again["correctness"]["ok"], again["correctness"]
     assert again["layouts"]["interleaved"]["formats"]["iceberg"]["reused"] is False
     assert not stale.exists()
@@ -208,7 +275,11 @@ def _check_rows_against_native_readers(spark: Any, tables_root: Path) -> None:
 
     for fmt in ("hudi", "delta", "iceberg"):
         table = lakesieve.open(tables_root / f"interleaved_{fmt}")
-        for where in ("l_orderkey BETWEEN 100 AND 900", "l_orderkey IN (1, 7, 4000)", "l_shipdate BETWEEN DATE '1995-03-01' AND DATE '1995-03-31'"):
+        for where in (
+            "l_orderkey BETWEEN 100 AND 900",
+            "l_orderkey IN (1, 7, 4000)",
+            "l_shipdate BETWEEN DATE '1995-03-01' AND DATE '1995-03-31'",
+        ):
             columns, want = native_where(spark, fmt, table.path, where)
             assert want, (fmt, where)
             assert rows_repr(table.read(spark, where=where), columns) == want, (fmt, where)

@@ -79,9 +79,14 @@ def test_hash_separates_near_values() -> None:
     hashes = key_hashes(pa.array(keys), strings)[0]
     assert len(set(hashes.tolist())) == len(keys)
     rng = np.random.default_rng(7)
-    many = [bytes(rng.integers(0, 256, int(n)).astype(np.uint8)) for n in rng.integers(0, 40, 50_000)]
+    many = [
+        bytes(rng.integers(0, 256, int(n)).astype(np.uint8)) for n in rng.integers(0, 40, 50_000)
+    ]
     distinct = len(set(many))
-    assert len(set(key_hashes(pa.array(many, pa.binary()), KeyOrder.of("binary"))[0].tolist())) == distinct
+    assert (
+        len(set(key_hashes(pa.array(many, pa.binary()), KeyOrder.of("binary"))[0].tolist()))
+        == distinct
+    )
     ints = key_hashes(pa.array(np.arange(-50_000, 50_000)), KeyOrder.of("bigint"))[0]
     assert len(np.unique(ints)) == 100_000
     assert mix64(np.array([1, 2], np.uint64)).dtype == np.uint64
@@ -143,7 +148,9 @@ def test_validate_options() -> None:
         "fpp": 0.01,
         "expected_keys": None,
     }
-    assert plugin.lakesieve_index_validate("bloom", {"fpp": "0.05", "expected_keys": "1000"}, "int") == {
+    assert plugin.lakesieve_index_validate(
+        "bloom", {"fpp": "0.05", "expected_keys": "1000"}, "int"
+    ) == {
         "fpp": 0.05,
         "expected_keys": 1000,
     }

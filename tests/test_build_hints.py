@@ -43,10 +43,19 @@ def test_rows_upper_bound_unknown_with_a_missing_count_or_log_files() -> None:
 
 _FORMATS = {
     # format -> (first write's options, whether the one-job build applies)
-    "hudi": ({"mode": "bulk_insert", "record_key": ("id",), "precombine": "version", "file_groups": 4}, True),
+    "hudi": (
+        {"mode": "bulk_insert", "record_key": ("id",), "precombine": "version", "file_groups": 4},
+        True,
+    ),
     "hudi-mor": (
-        {"mode": "bulk_insert", "record_key": ("id",), "precombine": "version", "file_groups": 4,
-         "bucket_column": "id", "table_type": "mor"},
+        {
+            "mode": "bulk_insert",
+            "record_key": ("id",),
+            "precombine": "version",
+            "file_groups": 4,
+            "bucket_column": "id",
+            "table_type": "mor",
+        },
         False,  # updates go to log files: rows unknown without a pass
     ),
     "delta": ({"mode": "bulk_insert", "bucket_column": "id", "file_groups": 4}, True),
@@ -63,14 +72,31 @@ def tables(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, di
     for name, (first, _) in _FORMATS.items():
         fmt = name.split("-")[0]
         path = tmp_path_factory.mktemp(name) / "events"
-        write(path, df_of(spark, make_rows(range(0, 900), 1)), format=fmt, spark=spark,
-              options=WriteOptions(**first))
-        same = {k: v for k, v in first.items() if k in ("record_key", "precombine", "bucket_column", "file_groups")}
+        write(
+            path,
+            df_of(spark, make_rows(range(0, 900), 1)),
+            format=fmt,
+            spark=spark,
+            options=WriteOptions(**first),
+        )
+        same = {
+            k: v
+            for k, v in first.items()
+            if k in ("record_key", "precombine", "bucket_column", "file_groups")
+        }
         key = {"record_key": ("id",), **({"precombine": "version"} if fmt == "hudi" else {})}
-        write(path, df_of(spark, make_rows(range(100, 1200, 5), 2, version=1)), spark=spark,
-              options=WriteOptions(mode="upsert", **{**same, **key}))
-        write(path, df_of(spark, make_rows(range(0, 900, 11), 3, version=2)), spark=spark,
-              options=WriteOptions(mode="delete", **{**same, **key}))
+        write(
+            path,
+            df_of(spark, make_rows(range(100, 1200, 5), 2, version=1)),
+            spark=spark,
+            options=WriteOptions(mode="upsert", **{**same, **key}),
+        )
+        write(
+            path,
+            df_of(spark, make_rows(range(0, 900, 11), 3, version=2)),
+            spark=spark,
+            options=WriteOptions(mode="delete", **{**same, **key}),
+        )
         table = lakesieve.open(path)
         answers: list[Any] = []
         one_job = sieve_build._build_known
@@ -90,7 +116,9 @@ def tables(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, di
 
 
 @pytest.mark.parametrize("name", sorted(_FORMATS))
-def test_each_format_takes_the_expected_build_path(tables: dict[str, dict[str, Any]], name: str) -> None:
+def test_each_format_takes_the_expected_build_path(
+    tables: dict[str, dict[str, Any]], name: str
+) -> None:
     got = tables[name]
     expected = _FORMATS[name][1]
     hint = got["table"].snapshot().rows_upper_bound
@@ -118,7 +146,9 @@ def _where(draw: Any) -> str:
 
 
 @pytest.mark.parametrize("name", sorted(_FORMATS))
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(where=_where())
 def test_hinted_builds_prune_without_losing_rows(
     spark: Any, tables: dict[str, dict[str, Any]], name: str, where: str

@@ -29,10 +29,17 @@ def _log_version(path: Path) -> int:
     return lakesieve.open(path).store.read_log().version
 
 
-def test_write_build_explain_query(spark: Any, cli_table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_write_build_explain_query(
+    spark: Any, cli_table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     src = tmp_path / "more.parquet"
     df_of(spark, make_rows(range(600, 700), 2)).write.parquet(str(src))
-    assert main(["write", str(cli_table), "--from", str(src), "--record-key", "id", "--mode", "insert"]) == 0
+    assert (
+        main(
+            ["write", str(cli_table), "--from", str(src), "--record-key", "id", "--mode", "insert"]
+        )
+        == 0
+    )
     assert main(["index", "build", str(cli_table), "--column", "k", "--type", "sieve"]) == 0
     capsys.readouterr()
     assert main(["explain", str(cli_table), "--where", "k = 5", "--json"]) == 0
@@ -53,7 +60,21 @@ def test_write_build_explain_query(spark: Any, cli_table: Path, tmp_path: Path, 
     assert sorted(json.loads(line)["id"] for line in printed.out.splitlines()) == [15, 16, 17]
     assert "(arrow)" in printed.err
     arrow_dest = tmp_path / "rows.parquet"
-    assert main(["query", str(cli_table), "--where", "k = 5", "--engine", "arrow", "--output", str(arrow_dest)]) == 0
+    assert (
+        main(
+            [
+                "query",
+                str(cli_table),
+                "--where",
+                "k = 5",
+                "--engine",
+                "arrow",
+                "--output",
+                str(arrow_dest),
+            ]
+        )
+        == 0
+    )
     assert sorted(r["id"] for r in spark.read.parquet(str(arrow_dest)).collect()) == [15, 16, 17]
     capsys.readouterr()
     assert main(["index", "list", str(cli_table), "--json"]) == 0
@@ -65,7 +86,9 @@ def _printed_ids(out: str) -> list[int]:
     return sorted(json.loads(line)["id"] for line in out.splitlines())
 
 
-@pytest.mark.parametrize("where", ["k = 5", "k BETWEEN 40 AND 60", "k >= 190", "id < 0", "k IS NULL OR k = 7"])
+@pytest.mark.parametrize(
+    "where", ["k = 5", "k BETWEEN 40 AND 60", "k >= 190", "id < 0", "k IS NULL OR k = 7"]
+)
 def test_auto_engine_reads_like_spark(
     spark: Any, cli_table: Path, tmp_path: Path, where: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -73,13 +96,18 @@ def test_auto_engine_reads_like_spark(
     if not lakesieve.open(cli_table).indexes():
         assert main(["index", "build", str(cli_table), "--column", "k", "--type", "sieve"]) == 0
     capsys.readouterr()
-    assert main(["query", str(cli_table), "--where", where, "--limit", "100000", "--engine", "spark"]) == 0
+    assert (
+        main(["query", str(cli_table), "--where", where, "--limit", "100000", "--engine", "spark"])
+        == 0
+    )
     forced = capsys.readouterr()
     assert "(spark)" in forced.err
     assert main(["query", str(cli_table), "--where", where, "--limit", "100000"]) == 0
     auto = capsys.readouterr()
     assert "(auto: arrow)" in auto.err
-    assert main(["query", str(cli_table), "--where", where, "--limit", "100000", "--max-mb", "0"]) == 0
+    assert (
+        main(["query", str(cli_table), "--where", where, "--limit", "100000", "--max-mb", "0"]) == 0
+    )
     big = capsys.readouterr()
     plan = lakesieve.open(cli_table).plan(where)
     assert ("(auto: spark)" if plan.units else "(auto: arrow)") in big.err
@@ -89,7 +117,9 @@ def test_auto_engine_reads_like_spark(
     (dest / "stale.parquet").write_bytes(b"left from an earlier run")
     assert main(["query", str(cli_table), "--where", where, "--output", str(dest)]) == 0
     assert "(auto: arrow)" in capsys.readouterr().err
-    assert not (dest / "stale.parquet").exists(), "the output folder is replaced, as Spark's overwrite does"
+    assert not (dest / "stale.parquet").exists(), (
+        "the output folder is replaced, as Spark's overwrite does"
+    )
     got = sorted(r["id"] for r in spark.read.parquet(str(dest)).collect())
     assert got == _printed_ids(forced.out)
 
@@ -118,17 +148,38 @@ def test_auto_engine_needs_no_spark_for_a_selective_query(cli_table: Path) -> No
         (["explain", "{missing}", "--where", "k = 1"], "no table at"),
         (["explain", "{table}", "--where", "nope = 1"], "unknown column 'nope'"),
         (["explain", "{table}", "--where", "k = = 1"], "malformed predicate"),
-        (["explain", "{table}", "--where", "k = 1", "--as-of", "19990101000000000"], "instant '19990101000000000'"),
-        (["index", "build", "{table}", "--column", "k", "--type", "quantum"], "unknown index type 'quantum'"),
-        (["index", "build", "{table}", "--column", "nope", "--type", "sieve"], "unknown column 'nope'"),
+        (
+            ["explain", "{table}", "--where", "k = 1", "--as-of", "19990101000000000"],
+            "instant '19990101000000000'",
+        ),
+        (
+            ["index", "build", "{table}", "--column", "k", "--type", "quantum"],
+            "unknown index type 'quantum'",
+        ),
+        (
+            ["index", "build", "{table}", "--column", "nope", "--type", "sieve"],
+            "unknown column 'nope'",
+        ),
         (["index", "build", "{table}", "--column", "k", "--option", "bogus=1"], "bogus"),
         (["index", "describe", "{table}", "no_such_index"], "no index 'no_such_index'"),
         (["index", "drop", "{table}", "no_such_index"], "no index 'no_such_index'"),
-        (["explain", "{table}", "--where", "k = 1", "--format", "parquetish"], "unknown table format 'parquetish'"),
-        (["query", "{table}", "--where", "k >= 0", "--engine", "arrow", "--max-mb", "0"], "max_bytes=0 "),
+        (
+            ["explain", "{table}", "--where", "k = 1", "--format", "parquetish"],
+            "unknown table format 'parquetish'",
+        ),
+        (
+            ["query", "{table}", "--where", "k >= 0", "--engine", "arrow", "--max-mb", "0"],
+            "max_bytes=0 ",
+        ),
     ],
 )
-def test_bad_input_exits_2_with_one_line(cli_table: Path, tmp_path: Path, argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_input_exits_2_with_one_line(
+    cli_table: Path,
+    tmp_path: Path,
+    argv: list[str],
+    needle: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     before = _log_version(cli_table)
     files_before = sorted(p.relative_to(cli_table) for p in cli_table.rglob("*"))
     args = [a.format(table=cli_table, missing=tmp_path / "nothing") for a in argv]
@@ -143,7 +194,10 @@ def test_bad_input_no_traceback_in_a_real_process(cli_table: Path) -> None:
     env = dict(os.environ)
     proc = subprocess.run(
         [sys.executable, "-m", "lakesieve.cli", "explain", str(cli_table), "--where", "k >"],
-        capture_output=True, text=True, env=env, timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr
@@ -155,6 +209,8 @@ def test_explain_does_not_start_spark(cli_table: Path) -> None:
         "import sys, json; from lakesieve.cli import main; rc = main(['explain', sys.argv[1], '--where', 'k = 3', '--json']);"
         "import pyspark.sql as s; assert s.SparkSession.getActiveSession() is None; sys.exit(rc)"
     )
-    proc = subprocess.run([sys.executable, "-c", code, str(cli_table)], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, str(cli_table)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["locations_total"] == 4

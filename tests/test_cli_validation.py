@@ -92,7 +92,11 @@ def test_the_probe_sees_spark_start(table_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "where",
-    ["(" * 400 + "k = 1" + ")" * 400, "NOT " * 1000 + "k = 1", "k = 1 AND (" * 1000 + "k = 1" + ")" * 1000],
+    [
+        "(" * 400 + "k = 1" + ")" * 400,
+        "NOT " * 1000 + "k = 1",
+        "k = 1 AND (" * 1000 + "k = 1" + ")" * 1000,
+    ],
     ids=["parentheses", "nots", "nested-ands"],
 )
 @pytest.mark.parametrize("command", ["explain", "query"])

@@ -31,7 +31,9 @@ def cmp_table(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def result(spark: Any, cmp_table: Path) -> dict[str, Any]:
-    return compare_indexes(lakesieve.open(cmp_table), "k", types=TYPES, queries=15, seed=7, spark=spark)
+    return compare_indexes(
+        lakesieve.open(cmp_table), "k", types=TYPES, queries=15, seed=7, spark=spark
+    )
 
 
 def test_every_type_has_the_figures(result: dict[str, Any], cmp_table: Path) -> None:
@@ -40,7 +42,15 @@ def test_every_type_has_the_figures(result: dict[str, Any], cmp_table: Path) -> 
         assert set(fig) >= REQUIRED
         assert fig["size_bytes"] > 0 and fig["build_seconds"] >= 0
         assert fig["lookup_p99_ms"] >= fig["lookup_p50_ms"] >= 0
-        assert {"point", "in", "range_0.01pct", "range_0.1pct", "range_1pct", "range_low", "range_high"} <= set(fig["selected"])
+        assert {
+            "point",
+            "in",
+            "range_0.01pct",
+            "range_0.1pct",
+            "range_1pct",
+            "range_low",
+            "range_high",
+        } <= set(fig["selected"])
         assert all(0 <= v <= result["locations_total"] for v in fig["selected"].values())
     assert result["column_compressed_bytes"] and result["column_compressed_bytes"] > 0
     assert "parquet footers" in result["column_compressed_bytes_source"]
@@ -105,7 +115,11 @@ def test_advise(result: dict[str, Any]) -> None:
     ranges = advise(result, parse_workload("range_1pct=1"))
     assert ranges["type"] != "bloom"
     frag = toml_fragment("events", advice)
-    assert "[[tables.events.indexes]]" in frag and 'column = "k"' in frag and f'type = "{advice["type"]}"' in frag
+    assert (
+        "[[tables.events.indexes]]" in frag
+        and 'column = "k"' in frag
+        and f'type = "{advice["type"]}"' in frag
+    )
     with pytest.raises(LakesieveError, match="bad workload item"):
         parse_workload("nope=1")
 
@@ -120,17 +134,50 @@ def test_bad_input_is_one_line(cmp_table: Path) -> None:
     assert "\n" not in str(typ.value) and "btree" in str(typ.value)
 
 
-def test_cli_json_and_advise(cmp_table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_json_and_advise(
+    cmp_table: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     html_path = tmp_path / "cmp.html"
-    assert main(["compare", str(cmp_table), "--column", "s", "--types", "zonemap,exact", "--queries", "5",
-                 "--json", "--html", str(html_path), "--no-e2e"]) == 0
+    assert (
+        main(
+            [
+                "compare",
+                str(cmp_table),
+                "--column",
+                "s",
+                "--types",
+                "zonemap,exact",
+                "--queries",
+                "5",
+                "--json",
+                "--html",
+                str(html_path),
+                "--no-e2e",
+            ]
+        )
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     assert set(out["types"]) == {"zonemap", "exact"} and set(out["types"]["exact"]) >= REQUIRED
     assert html_path.exists() and len(list(tmp_path.glob("*.png"))) == 3
     saved = tmp_path / "cmp.json"
     saved.write_text(json.dumps(out))
-    assert main(["advise", str(cmp_table), "--column", "s", "--from-json", str(saved), "--toml",
-                 "--table-name", "t"]) == 0
+    assert (
+        main(
+            [
+                "advise",
+                str(cmp_table),
+                "--column",
+                "s",
+                "--from-json",
+                str(saved),
+                "--toml",
+                "--table-name",
+                "t",
+            ]
+        )
+        == 0
+    )
     frag = capsys.readouterr().out
     assert "[[tables.t.indexes]]" in frag and 'column = "s"' in frag
     assert main(["compare", str(cmp_table), "--column", "k", "--types", "nope"]) == 2

@@ -27,7 +27,17 @@ from .tables import hudi_rs_rows, rows_by_location, spark_where, true_locations
 pytestmark = pytest.mark.spark
 
 ZIPS = fixture_zips()
-SUPPORTED = ("tinyint", "smallint", "int", "bigint", "string", "date", "timestamp", "double", "float")
+SUPPORTED = (
+    "tinyint",
+    "smallint",
+    "int",
+    "bigint",
+    "string",
+    "date",
+    "timestamp",
+    "double",
+    "float",
+)
 
 
 def _rows(frame: Any, columns: list[str]) -> list[str]:
@@ -49,7 +59,8 @@ def test_fixture_pruned_reads_equal_hudi_rs(spark: Any, zip_path: Path, tmp_path
         assert table.read(spark, where="id = 1").count() == 0
         return
     props = dict(
-        line.split("=", 1) for line in (root / ".hoodie" / "hoodie.properties").read_text().splitlines()
+        line.split("=", 1)
+        for line in (root / ".hoodie" / "hoodie.properties").read_text().splitlines()
         if "=" in line and not line.startswith("#")
     )
     key_fields = props["hoodie.table.recordkey.fields"].split(",")
@@ -58,8 +69,10 @@ def test_fixture_pruned_reads_equal_hudi_rs(spark: Any, zip_path: Path, tmp_path
 
     key_col = resolve_column(schema, key_fields[0])
     others = [
-        f.name for f in schema
-        if not f.name.startswith("_hoodie") and f.name not in key_fields
+        f.name
+        for f in schema
+        if not f.name.startswith("_hoodie")
+        and f.name not in key_fields
         and resolve_column(schema, f.name).spark_type in SUPPORTED
     ]
     columns = [key_col.name, *others[:1]]
@@ -75,9 +88,15 @@ def test_fixture_pruned_reads_equal_hudi_rs(spark: Any, zip_path: Path, tmp_path
             predicates.append(f"`{column}` = {sql_literal(v, col)}")
         if len(values) >= 2:
             lo, hi = sorted(rng.sample(values, 2))
-            predicates.append(f"`{column}` BETWEEN {sql_literal(lo, col)} AND {sql_literal(hi, col)}")
+            predicates.append(
+                f"`{column}` BETWEEN {sql_literal(lo, col)} AND {sql_literal(hi, col)}"
+            )
             predicates.append(f"`{column}` > {sql_literal(lo, col)} OR `{column}` IS NULL")
-        predicates.append(f"`{column}` IN ({', '.join(sql_literal(v, col) for v in values[:3])})" if values else f"`{column}` IS NULL")
+        predicates.append(
+            f"`{column}` IN ({', '.join(sql_literal(v, col) for v in values[:3])})"
+            if values
+            else f"`{column}` IS NULL"
+        )
     by_loc = rows_by_location(table)
     data_columns = [c for c in expected.column_names if not c.startswith("_hoodie")]
     for where in predicates:

@@ -87,8 +87,12 @@ def _read_units(table: Any, version: str) -> tuple[pa.Table, dict[str, int]]:
     for unit in table.snapshot(version).units:
         batches = list(
             registry.call_first(
-                "lakesieve_format_read_unit", "test", table=table.ref, unit=unit,
-                instant=version, columns=None,
+                "lakesieve_format_read_unit",
+                "test",
+                table=table.ref,
+                unit=unit,
+                instant=version,
+                columns=None,
             )
         )
         got = pa.Table.from_batches(batches, schema=table.schema(version))
@@ -102,14 +106,31 @@ def delta(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any
     path = tmp_path_factory.mktemp("delta") / "orders"
     bucketed = {"bucket_column": "id", "file_groups": BUCKETS}
     versions = [
-        write(path, _frame(spark, _rows(range(0, 300), "a")), format="delta",
-              options=WriteOptions(mode="bulk_insert", table_name="orders", **bucketed), spark=spark),
-        write(path, _frame(spark, _rows(range(300, 400), "b")),
-              options=WriteOptions(mode="append"), spark=spark),
-        write(path, _frame(spark, _rows(range(250, 350), "c")),
-              options=WriteOptions(mode="upsert", record_key=("id",), **bucketed), spark=spark),
-        write(path, _frame(spark, _rows(range(0, 400, 10), "x")),
-              options=WriteOptions(mode="delete", record_key=("id",)), spark=spark),
+        write(
+            path,
+            _frame(spark, _rows(range(0, 300), "a")),
+            format="delta",
+            options=WriteOptions(mode="bulk_insert", table_name="orders", **bucketed),
+            spark=spark,
+        ),
+        write(
+            path,
+            _frame(spark, _rows(range(300, 400), "b")),
+            options=WriteOptions(mode="append"),
+            spark=spark,
+        ),
+        write(
+            path,
+            _frame(spark, _rows(range(250, 350), "c")),
+            options=WriteOptions(mode="upsert", record_key=("id",), **bucketed),
+            spark=spark,
+        ),
+        write(
+            path,
+            _frame(spark, _rows(range(0, 400, 10), "x")),
+            options=WriteOptions(mode="delete", record_key=("id",)),
+            spark=spark,
+        ),
     ]
     return {"path": path, "versions": versions, "table": lakesieve.open(path)}
 
@@ -171,10 +192,22 @@ def test_bucketed_write_gives_one_file_per_bucket(delta: dict[str, Any]) -> None
         assert len(counts) == BUCKETS, "one data file per bucket"
         buckets_per_file = {}
         for unit in table.snapshot(version).units:
-            ids = pa.Table.from_batches(
-                list(registry.call_first("lakesieve_format_read_unit", "t", table=table.ref,
-                                         unit=unit, instant=version, columns=["id"]))
-            ).column("id").to_numpy()
+            ids = (
+                pa.Table.from_batches(
+                    list(
+                        registry.call_first(
+                            "lakesieve_format_read_unit",
+                            "t",
+                            table=table.ref,
+                            unit=unit,
+                            instant=version,
+                            columns=["id"],
+                        )
+                    )
+                )
+                .column("id")
+                .to_numpy()
+            )
             buckets_per_file[unit.location] = set((ids % BUCKETS).tolist())
         assert all(len(b) == 1 for b in buckets_per_file.values()), buckets_per_file
         assert set().union(*buckets_per_file.values()) == set(range(BUCKETS))
@@ -200,8 +233,13 @@ def test_reads_equal_delta_rs_at_every_version(spark: Any, delta: dict[str, Any]
         expected = _native(path, version)
         plan = table.plan(None, str(version))
         frame = registry.call_first(
-            "lakesieve_format_read", "test", table=table.ref, spark=spark, units=plan.units,
-            instant=str(version), with_location=True,
+            "lakesieve_format_read",
+            "test",
+            table=table.ref,
+            spark=spark,
+            units=plan.units,
+            instant=str(version),
+            with_location=True,
         ).cache()
         assert _spark_rows(frame, COLUMNS).equals(expected), f"version {version}"
         by_location = {r[0]: r[1] for r in frame.groupBy(LOCATION_COLUMN).count().collect()}
@@ -234,7 +272,9 @@ def test_changes_between_versions(delta: dict[str, Any]) -> None:
 
 
 def _z85(data: bytes) -> str:
-    alphabet = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+    alphabet = (
+        "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()[]{}@%$#"
+    )
     out = []
     for i in range(0, len(data), 4):
         value = int.from_bytes(data[i : i + 4], "big")
@@ -289,14 +329,24 @@ def _add_deletion_vector(path: Path, location: str, positions: list[int]) -> Non
     (path / f"deletion_vector_{ident}.bin").write_bytes(blob)
     now = int(time.time() * 1000)
     vector = {
-        "storageType": "u", "pathOrInlineDv": _z85(ident.bytes), "offset": 1,
-        "sizeInBytes": len(data), "cardinality": len(set(positions)),
+        "storageType": "u",
+        "pathOrInlineDv": _z85(ident.bytes),
+        "offset": 1,
+        "sizeInBytes": len(data),
+        "cardinality": len(set(positions)),
     }
     actions = [
         {"commitInfo": {"timestamp": now, "operation": "DELETE", "operationParameters": {}}},
-        {"remove": {"path": location, "deletionTimestamp": now, "dataChange": True,
-                    "extendedFileMetadata": True, "partitionValues": add["partitionValues"],
-                    "size": add["size"]}},
+        {
+            "remove": {
+                "path": location,
+                "deletionTimestamp": now,
+                "dataChange": True,
+                "extendedFileMetadata": True,
+                "partitionValues": add["partitionValues"],
+                "size": add["size"],
+            }
+        },
         {"add": {**add, "deletionVector": vector, "dataChange": True}},
     ]
     (path / "_delta_log" / f"{version:020d}.json").write_text(
@@ -321,19 +371,30 @@ def test_deletion_vectors_are_honoured(spark: Any, tmp_path: Path) -> None:
     frame = table.full_read(spark)
     assert _spark_rows(frame, ["id", "s"]).equals(expected)
     with_loc = registry.call_first(
-        "lakesieve_format_read", "t", table=table.ref, spark=spark, units=[unit],
-        instant="1", with_location=True,
+        "lakesieve_format_read",
+        "t",
+        table=table.ref,
+        spark=spark,
+        units=[unit],
+        instant="1",
+        with_location=True,
     )
     assert with_loc.count() == 195
     assert _read_units(table, "1")[0].equals(expected)
     assert _read_units(table, "0")[0].equals(_native(path, 0))
-    changes = registry.call_first("lakesieve_format_changes", "t", table=table.ref, start="0", end="1")
+    changes = registry.call_first(
+        "lakesieve_format_changes", "t", table=table.ref, start="0", end="1"
+    )
     assert changes.rewritten == {location} and not changes.added and not changes.removed
 
     # rewriting a file that carries a deletion vector is refused before anything is written
     with pytest.raises(WriteError, match="deletion vector"):
-        write(path, spark.createDataFrame([(5, "x")], "id bigint, s string"),
-              options=WriteOptions(mode="delete", record_key=("id",)), spark=spark)
+        write(
+            path,
+            spark.createDataFrame([(5, "x")], "id bigint, s string"),
+            options=WriteOptions(mode="delete", record_key=("id",)),
+            spark=spark,
+        )
     assert [i.id for i in table.timeline()] == ["0", "1"]
 
 
@@ -341,8 +402,13 @@ def test_partitioned_table_with_awkward_values(spark: Any, tmp_path: Path) -> No
     path = tmp_path / "parts"
     rows = [(i, ["a b", "x/y=z%", None][i % 3], dt.date(2024, 1, 1 + i % 2)) for i in range(30)]
     frame = spark.createDataFrame(rows, "id bigint, part string, day date")
-    write(path, frame, format="delta", spark=spark,
-          options=WriteOptions(mode="append", partition_by=("part", "day")))
+    write(
+        path,
+        frame,
+        format="delta",
+        spark=spark,
+        options=WriteOptions(mode="append", partition_by=("part", "day")),
+    )
     table = lakesieve.open(path)
     snap = table.snapshot()
     assert snap.locations == _native_files(path, 0)
@@ -354,17 +420,27 @@ def test_partitioned_table_with_awkward_values(spark: Any, tmp_path: Path) -> No
 
 def test_column_mapping_reads_physical_columns(spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "mapped"
-    data = pa.table({"id": pa.array(range(20), pa.int64()), "s": [f"v{i}" for i in range(20)],
-                     "p": ["a", "b"] * 10})
-    write_deltalake(str(path), data, partition_by=["p"],
-                    configuration={"delta.columnMapping.mode": "name"})
+    data = pa.table(
+        {
+            "id": pa.array(range(20), pa.int64()),
+            "s": [f"v{i}" for i in range(20)],
+            "p": ["a", "b"] * 10,
+        }
+    )
+    write_deltalake(
+        str(path), data, partition_by=["p"], configuration={"delta.columnMapping.mode": "name"}
+    )
     table = lakesieve.open(path)
     expected = _native(path)
     assert _spark_rows(table.full_read(spark), ["id", "s", "p"]).equals(expected)
     assert _read_units(table, "0")[0].equals(expected)
     with pytest.raises(WriteError, match="column mapping"):
-        write(path, spark.createDataFrame([(1, "x", "a")], "id bigint, s string, p string"),
-              options=WriteOptions(mode="append"), spark=spark)
+        write(
+            path,
+            spark.createDataFrame([(1, "x", "a")], "id bigint, s string, p string"),
+            options=WriteOptions(mode="append"),
+            spark=spark,
+        )
 
 
 def test_write_refuses_bad_input(spark: Any, tmp_path: Path) -> None:
@@ -380,14 +456,17 @@ def test_write_refuses_bad_input(spark: Any, tmp_path: Path) -> None:
     ]
     for options, message in cases:
         with pytest.raises(WriteError, match=message):
-            registry.call_first("lakesieve_format_write", "t", table=ref, spark=spark, df=frame, options=options)
+            registry.call_first(
+                "lakesieve_format_write", "t", table=ref, spark=spark, df=frame, options=options
+            )
     assert not path.exists()
 
 
 def _tree_digest(root: Path) -> dict[str, str]:
     return {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*")) if p.is_file()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
     }
 
 
@@ -414,8 +493,12 @@ def test_index_survives_vacuum_and_pruned_reads_equal_full_reads(
     shutil.copytree(delta["path"], path)
     # runs of 25 consecutive ids per file: a layout the Sieve index prunes perfectly
     runs = [(i, i // 25, *rest) for i, _, *rest in _rows(range(1000, 1100), "o")]
-    write(path, _frame(spark, runs), spark=spark,
-          options=WriteOptions(mode="overwrite", bucket_column="k", file_groups=BUCKETS))
+    write(
+        path,
+        _frame(spark, runs),
+        spark=spark,
+        options=WriteOptions(mode="overwrite", bucket_column="k", file_groups=BUCKETS),
+    )
     table = lakesieve.open(path)
     assert table.store.root == path / ".lakesieve"
     table.build_index("id", type="sieve", spark=spark)

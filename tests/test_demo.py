@@ -20,13 +20,17 @@ from .tables import native_where, rows_repr
 pytestmark = pytest.mark.spark
 
 
-def test_demo_runs_and_pruned_reads_match(spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_demo_runs_and_pruned_reads_match(
+    spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert run_demo(scale=0.01, workdir=str(tmp_path)) == 0
     out = capsys.readouterr().out
     assert "pruned reads equal full scans: yes" in out
     point_lines = [line for line in out.splitlines() if line.strip().startswith("point")]
     assert point_lines and all(line.split()[1] == "1/64" for line in point_lines)
-    query = re.compile(r"^\s+(.+?)\s+(\d+)/(\d+)\s+(\d+)\s+[\d.]+\s+[\d.]+\s+(\S.*?)(\s+MISMATCH)?$")
+    query = re.compile(
+        r"^\s+(.+?)\s+(\d+)/(\d+)\s+(\d+)\s+[\d.]+\s+[\d.]+\s+(\S.*?)(\s+MISMATCH)?$"
+    )
     printed = [m for m in map(query.match, out.splitlines()) if m]
     assert len(printed) == 6, out
     table = lakesieve.open(tmp_path / "lineitem_hudi")

@@ -39,16 +39,45 @@ pytestmark = pytest.mark.spark
 def e2e(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     path = tmp_path_factory.mktemp("e2e") / "events"
     instants = []
-    instants.append(write_rows(spark, path, make_rows(range(0, 1500), 1), mode="bulk_insert", file_groups=6, partition_by=("part",)))
-    instants.append(write_rows(spark, path, make_rows(range(1500, 1800), 2), mode="insert", partition_by=("part",)))
+    instants.append(
+        write_rows(
+            spark,
+            path,
+            make_rows(range(0, 1500), 1),
+            mode="bulk_insert",
+            file_groups=6,
+            partition_by=("part",),
+        )
+    )
+    instants.append(
+        write_rows(
+            spark, path, make_rows(range(1500, 1800), 2), mode="insert", partition_by=("part",)
+        )
+    )
     table = lakesieve.open(path)
     for column in ("k", "s", "d"):
         table.build_index(column, type="sieve", spark=spark)
     # an older index state too, for time travel
     table.build_index("k", type="sieve", spark=spark, as_of=instants[0])
-    instants.append(write_rows(spark, path, make_rows(range(100, 400, 2), 3, version=1), mode="upsert", partition_by=("part",)))
-    instants.append(write_rows(spark, path, make_rows(range(600, 900), 4), mode="delete", partition_by=("part",)))
-    instants.append(write_rows(spark, path, make_rows(range(1800, 2100), 5), mode="insert", partition_by=("part",)))
+    instants.append(
+        write_rows(
+            spark,
+            path,
+            make_rows(range(100, 400, 2), 3, version=1),
+            mode="upsert",
+            partition_by=("part",),
+        )
+    )
+    instants.append(
+        write_rows(
+            spark, path, make_rows(range(600, 900), 4), mode="delete", partition_by=("part",)
+        )
+    )
+    instants.append(
+        write_rows(
+            spark, path, make_rows(range(1800, 2100), 5), mode="insert", partition_by=("part",)
+        )
+    )
     by_instant = {inst: rows_by_location(table, inst) for inst in instants}
     return {"path": path, "table": table, "instants": instants, "by_instant": by_instant}
 
@@ -83,7 +112,9 @@ def predicates(draw: Any) -> str:
     return parts[0]
 
 
-@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(where=predicates(), pick=st.integers(0, 10))
 def test_planned_locations_cover_every_match_at_every_instant(
     spark: Any, e2e: dict[str, Any], where: str, pick: int
@@ -98,9 +129,13 @@ def test_planned_locations_cover_every_match_at_every_instant(
     assert truth <= selected, f"{where} at {inst}: missing {truth - selected}"
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(where=predicates(), pick=st.integers(0, 10))
-def test_pruned_read_equals_hudi_rs_filtered_by_spark(spark: Any, e2e: dict[str, Any], where: str, pick: int) -> None:
+def test_pruned_read_equals_hudi_rs_filtered_by_spark(
+    spark: Any, e2e: dict[str, Any], where: str, pick: int
+) -> None:
     table = e2e["table"]
     inst = e2e["instants"][pick % len(e2e["instants"])]
     pruned = sorted_rows(table.read(spark, where=where, as_of=inst))
@@ -140,7 +175,9 @@ def test_spark_data_source_prunes_and_matches(spark: Any, e2e: dict[str, Any]) -
     df = spark.read.format("lakesieve").load(path).where("k = 250 OR k BETWEEN 10 AND 12")
     want = expected_rows(spark, path, "k = 250 OR k BETWEEN 10 AND 12")
     assert want and sorted_rows(df) == want
-    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW e2e_events USING lakesieve OPTIONS (path '{path}')")
+    spark.sql(
+        f"CREATE OR REPLACE TEMPORARY VIEW e2e_events USING lakesieve OPTIONS (path '{path}')"
+    )
     where = "s = 'cedar-0001' AND d >= DATE '2024-01-01'"
     got = spark.sql(f"SELECT * FROM e2e_events WHERE {where}")
     want = expected_rows(spark, path, where)
@@ -165,7 +202,9 @@ def _copy(e2e: dict[str, Any], tmp_path: Path) -> lakesieve.Table:
     return lakesieve.open(dst)
 
 
-def test_corrupt_index_file_degrades_to_full_scan(spark: Any, e2e: dict[str, Any], tmp_path: Path) -> None:
+def test_corrupt_index_file_degrades_to_full_scan(
+    spark: Any, e2e: dict[str, Any], tmp_path: Path
+) -> None:
     table = _copy(e2e, tmp_path)
     for f in (Path(table.path) / ".lakesieve" / "data").rglob("*.arrow"):
         f.write_bytes(b"garbage")
@@ -187,7 +226,9 @@ def test_corrupt_index_log_degrades_to_full_scan(e2e: dict[str, Any], tmp_path: 
     assert plan.locations_selected == plan.locations_total
 
 
-def test_index_of_another_table_is_not_used(spark: Any, e2e: dict[str, Any], tmp_path: Path) -> None:
+def test_index_of_another_table_is_not_used(
+    spark: Any, e2e: dict[str, Any], tmp_path: Path
+) -> None:
     other = tmp_path / "other"
     write_rows(spark, other, make_rows(range(0, 90), 9), mode="bulk_insert", file_groups=3)
     shutil.copytree(Path(e2e["path"]) / ".lakesieve", other / ".lakesieve")
@@ -197,9 +238,13 @@ def test_index_of_another_table_is_not_used(spark: Any, e2e: dict[str, Any], tmp
     assert plan.locations_selected == plan.locations_total
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(where=predicates(), pick=st.integers(0, 10))
-def test_arrow_read_equals_hudi_rs_filtered_by_spark(spark: Any, e2e: dict[str, Any], where: str, pick: int) -> None:
+def test_arrow_read_equals_hudi_rs_filtered_by_spark(
+    spark: Any, e2e: dict[str, Any], where: str, pick: int
+) -> None:
     """The driver-side Arrow read returns exactly hudi-rs's rows that Spark SQL selects, every column, every instant."""
     table, inst = e2e["table"], e2e["instants"][pick % len(e2e["instants"])]
     columns = ["id", "k", "s", "d", "amount", "part", "version"]
@@ -225,10 +270,14 @@ def test_arrow_read_prunes_and_guards_size(spark: Any, e2e: dict[str, Any]) -> N
         table.read_arrow("k >= 0", max_bytes=1, refresh=False)
     import dataclasses
 
-    every = dataclasses.replace(table.plan(None), bound=plan.bound)  # every location, most without a match
+    every = dataclasses.replace(
+        table.plan(None), bound=plan.bound
+    )  # every location, most without a match
     wide = table.read_plan_arrow(every, columns=["id", "k"])
     assert sorted(wide.column("id").to_pylist()) == [126, 127, 128]
     assert all(len(chunk) for chunk in wide.column("id").chunks)  # no empty chunks
-    assert spark.createDataFrame(wide).count() == 3  # pyspark drops the rows after an empty first chunk
+    assert (
+        spark.createDataFrame(wide).count() == 3
+    )  # pyspark drops the rows after an empty first chunk
     empty = table.read_arrow("k = -5", columns=["id"], refresh=False)
     assert empty.num_rows == 0 and empty.column_names == ["id"]

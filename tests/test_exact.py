@@ -118,8 +118,18 @@ def test_exactness_of_query_values(key_type: str, value: Any, exact: bool) -> No
         ("int", 2.5, 2, 3),
         ("int", decimal.Decimal("-2.5"), -3, -2),
         ("date", dt.datetime(2000, 1, 1, 12), dt.date(2000, 1, 1), dt.date(2000, 1, 2)),
-        ("decimal(10,2)", decimal.Decimal("1.505"), decimal.Decimal("1.50"), decimal.Decimal("1.51")),
-        ("decimal(30,3)", decimal.Decimal("1.0005"), decimal.Decimal("1.000"), decimal.Decimal("1.001")),
+        (
+            "decimal(10,2)",
+            decimal.Decimal("1.505"),
+            decimal.Decimal("1.50"),
+            decimal.Decimal("1.51"),
+        ),
+        (
+            "decimal(30,3)",
+            decimal.Decimal("1.0005"),
+            decimal.Decimal("1.000"),
+            decimal.Decimal("1.001"),
+        ),
         ("float", 0.1, 0.099999994, 0.1),
     ],
 )
@@ -215,7 +225,9 @@ def test_range_bounds_and_mismatched_values() -> None:
     # (``k between 1.5 and 2.5`` holds for 2 only; ``k = 2.5`` for no bigint)
     assert index.lookup(KeyQuery("range", low=1.5, high=2.5)).locations == {"b"}
     assert index.lookup(KeyQuery("range", low=1.5, high=1.7)).locations == frozenset()
-    assert index.lookup(KeyQuery("range", low=0.5, low_inclusive=False, high=1.5)).locations == {"a"}
+    assert index.lookup(KeyQuery("range", low=0.5, low_inclusive=False, high=1.5)).locations == {
+        "a"
+    }
     assert index.lookup(KeyQuery("points", (2.5,))).locations == frozenset()
     assert index.lookup(KeyQuery("range", low=4)).locations == frozenset()
     assert index.lookup(KeyQuery("points", (None,))).locations == frozenset()
@@ -246,7 +258,11 @@ def test_load_rejects_corrupt_files() -> None:
     with pytest.raises(ExactFormatError, match="unknown location"):
         load_index(_corrupt(built, "entries", bad_loc))
     with pytest.raises(ExactFormatError, match="missing"):
-        load_index(BuiltIndex(files={k: v for k, v in built.files.items() if k != "nulls"}, meta=built.meta))
+        load_index(
+            BuiltIndex(
+                files={k: v for k, v in built.files.items() if k != "nulls"}, meta=built.meta
+            )
+        )
     with pytest.raises(ExactFormatError, match="format"):
         load_index(BuiltIndex(files=built.files, meta={**built.meta, "format_version": 99}))
     with pytest.raises(ExactFormatError, match="do not fit"):
@@ -301,7 +317,9 @@ def test_spark_build_equals_local_build(spark: Any, key_type: str) -> None:
     rows = _sample_rows(key_type)
     params = plugin.lakesieve_index_validate("exact", {}, key_type)
     assert params is not None
-    built = plugin.lakesieve_index_build("exact", spark, _spark_frame(spark, key_type, rows), key_type, params)
+    built = plugin.lakesieve_index_build(
+        "exact", spark, _spark_frame(spark, key_type, rows), key_type, params
+    )
     assert built is not None
     local = _build(rows, key_type)
     assert built.meta == local.meta

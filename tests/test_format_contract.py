@@ -49,7 +49,11 @@ class TestHudiMorContract(_WriterContract):
     """Merge-on-read: upserts and deletes land in log files, so every read merges file slices."""
 
     format_name = "hudi"
-    first_options: ClassVar[dict[str, Any]] = {"file_groups": 4, "precombine": "id", "table_type": "mor"}
+    first_options: ClassVar[dict[str, Any]] = {
+        "file_groups": 4,
+        "precombine": "id",
+        "table_type": "mor",
+    }
     change_options: ClassVar[dict[str, Any]] = {"precombine": "id"}
 
     def test_changes_land_in_log_files(self, contract_table: Any) -> None:

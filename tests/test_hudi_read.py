@@ -402,7 +402,9 @@ def test_base_file_schema_is_inferred_once_per_session(
     )
     assert first is not None and len(spark_read._FILE_SCHEMAS) == 1
     inferred: list[Any] = []
-    monkeypatch.setattr(spark.read.__class__, "parquet", _counting(spark.read.__class__.parquet, inferred))
+    monkeypatch.setattr(
+        spark.read.__class__, "parquet", _counting(spark.read.__class__.parquet, inferred)
+    )
     again = hudi_plugin.lakesieve_format_read(
         table=ref, spark=spark, units=plain, instant=None, with_location=False
     )
@@ -446,14 +448,29 @@ def test_write_merge_on_read_gives_deltacommits(spark: Any, tmp_path: Path) -> N
     from lakesieve.table import write
 
     frame = spark.createDataFrame([(1, "a"), (2, "b")], "id bigint, v string")
-    mor = write(tmp_path / "mor", frame, format="hudi", spark=spark,
-                options=WriteOptions(mode="bulk_insert", record_key=("id",), table_type="mor"))
+    mor = write(
+        tmp_path / "mor",
+        frame,
+        format="hudi",
+        spark=spark,
+        options=WriteOptions(mode="bulk_insert", record_key=("id",), table_type="mor"),
+    )
     assert mor.action == "deltacommit"
-    write(tmp_path / "cow", frame, format="hudi", spark=spark,
-          options=WriteOptions(mode="bulk_insert", record_key=("id",)))
+    write(
+        tmp_path / "cow",
+        frame,
+        format="hudi",
+        spark=spark,
+        options=WriteOptions(mode="bulk_insert", record_key=("id",)),
+    )
     with pytest.raises(WriteError, match="table_type"):
-        write(tmp_path / "cow", frame, format="hudi", spark=spark,
-              options=WriteOptions(mode="upsert", record_key=("id",), table_type="mor"))
+        write(
+            tmp_path / "cow",
+            frame,
+            format="hudi",
+            spark=spark,
+            options=WriteOptions(mode="upsert", record_key=("id",), table_type="mor"),
+        )
 
 
 def test_write_delegates_to_the_writer(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

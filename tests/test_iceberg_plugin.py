@@ -58,7 +58,11 @@ def _frame(spark: Any, rows: list[tuple[Any, ...]]) -> Any:
 def _plain(table: pa.Table) -> pa.Table:
     fields = []
     for f in table.schema:
-        t = pa.string() if pa.types.is_large_string(f.type) or pa.types.is_string_view(f.type) else f.type
+        t = (
+            pa.string()
+            if pa.types.is_large_string(f.type) or pa.types.is_string_view(f.type)
+            else f.type
+        )
         fields.append(pa.field(f.name, t))
     cast = table.select([f.name for f in fields]).cast(pa.schema(fields))
     return cast.sort_by([(n, "ascending") for n in cast.column_names])
@@ -85,8 +89,12 @@ def _read_units(table: Any, instant: str) -> tuple[pa.Table, dict[str, int]]:
     for unit in table.snapshot(instant).units:
         batches = list(
             registry.call_first(
-                "lakesieve_format_read_unit", "test", table=table.ref, unit=unit,
-                instant=instant, columns=None,
+                "lakesieve_format_read_unit",
+                "test",
+                table=table.ref,
+                unit=unit,
+                instant=instant,
+                columns=None,
             )
         )
         got = pa.Table.from_batches(batches, schema=table.schema(instant))
@@ -108,19 +116,40 @@ def iceberg(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
     bucketed = {"bucket_column": "id", "file_groups": BUCKETS}
     key = {"record_key": ("id",)}
     instants = [
-        write(path, _frame(spark, _rows(range(0, 300), "a")), format="iceberg", spark=spark,
-              options=WriteOptions(mode="bulk_insert", **bucketed)),
-        write(path, _frame(spark, _rows(range(250, 350), "c")), spark=spark,
-              options=WriteOptions(mode="upsert", **key, **bucketed)),
-        write(path, _frame(spark, _rows(range(0, 350, 10), "x")), spark=spark,
-              options=WriteOptions(mode="delete", **key)),
+        write(
+            path,
+            _frame(spark, _rows(range(0, 300), "a")),
+            format="iceberg",
+            spark=spark,
+            options=WriteOptions(mode="bulk_insert", **bucketed),
+        ),
+        write(
+            path,
+            _frame(spark, _rows(range(250, 350), "c")),
+            spark=spark,
+            options=WriteOptions(mode="upsert", **key, **bucketed),
+        ),
+        write(
+            path,
+            _frame(spark, _rows(range(0, 350, 10), "x")),
+            spark=spark,
+            options=WriteOptions(mode="delete", **key),
+        ),
     ]
     _set_properties(path, MERGE_ON_READ)
     instants += [
-        write(path, _frame(spark, _rows(range(1, 350, 7), "y")), spark=spark,
-              options=WriteOptions(mode="delete", **key)),
-        write(path, _frame(spark, _rows(range(2, 350, 9), "z")), spark=spark,
-              options=WriteOptions(mode="upsert", **key)),
+        write(
+            path,
+            _frame(spark, _rows(range(1, 350, 7), "y")),
+            spark=spark,
+            options=WriteOptions(mode="delete", **key),
+        ),
+        write(
+            path,
+            _frame(spark, _rows(range(2, 350, 9), "z")),
+            spark=spark,
+            options=WriteOptions(mode="upsert", **key),
+        ),
     ]
     return {"path": path, "instants": [i.id for i in instants], "table": lakesieve.open(path)}
 
@@ -147,8 +176,14 @@ def test_bucketed_writes_give_one_file_per_bucket(iceberg: dict[str, Any]) -> No
         assert len(units) == BUCKETS
         buckets = []
         for unit in units:
-            batches = registry.call_first("lakesieve_format_read_unit", "t", table=table.ref,
-                                          unit=unit, instant=instant, columns=["id"])
+            batches = registry.call_first(
+                "lakesieve_format_read_unit",
+                "t",
+                table=table.ref,
+                unit=unit,
+                instant=instant,
+                columns=["id"],
+            )
             ids = pa.Table.from_batches(list(batches)).column("id").to_numpy()
             buckets.append(set((ids % BUCKETS).tolist()))
         assert all(len(b) == 1 for b in buckets) and set().union(*buckets) == set(range(BUCKETS))
@@ -177,8 +212,13 @@ def test_reads_equal_pyiceberg_at_every_snapshot(spark: Any, iceberg: dict[str, 
         expected = _native(path, instant)
         plan = table.plan(None, instant)
         frame = registry.call_first(
-            "lakesieve_format_read", "test", table=table.ref, spark=spark, units=plan.units,
-            instant=instant, with_location=True,
+            "lakesieve_format_read",
+            "test",
+            table=table.ref,
+            spark=spark,
+            units=plan.units,
+            instant=instant,
+            with_location=True,
         ).cache()
         assert _spark_rows(frame, COLUMNS).equals(expected), instant
         by_location = {r[0]: r[1] for r in frame.groupBy(LOCATION_COLUMN).count().collect()}
@@ -249,8 +289,12 @@ def test_equality_deletes_refuse_the_table(spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "eq"
     sql = SqlCatalog("c", uri=f"sqlite:///{tmp_path / 'c.db'}", warehouse=f"file://{tmp_path}")
     sql.create_namespace("db")
-    created = sql.create_table("db.eq", schema=pa.schema([("id", pa.int64())]), location=str(path),
-                               properties={"format-version": "2"})
+    created = sql.create_table(
+        "db.eq",
+        schema=pa.schema([("id", pa.int64())]),
+        location=str(path),
+        properties={"format-version": "2"},
+    )
     created.append(pa.table({"id": pa.array(range(10), pa.int64())}))
     eq_file = _equality_delete(path)
     table = lakesieve.open(path)
@@ -259,8 +303,16 @@ def test_equality_deletes_refuse_the_table(spark: Any, tmp_path: Path) -> None:
     with pytest.raises(IcebergFeatureError, match=r"eq has equality delete files"):
         table.full_read(spark)
     with pytest.raises(IcebergFeatureError, match="equality"):
-        list(registry.call_first("lakesieve_format_read_unit", "t", table=table.ref, unit=unit,
-                                 instant=None, columns=None))
+        list(
+            registry.call_first(
+                "lakesieve_format_read_unit",
+                "t",
+                table=table.ref,
+                unit=unit,
+                instant=None,
+                columns=None,
+            )
+        )
     older = table.timeline()[0].id
     assert table.full_read(spark, as_of=older).count() == 10  # before the delete: readable
 
@@ -268,13 +320,27 @@ def test_equality_deletes_refuse_the_table(spark: Any, tmp_path: Path) -> None:
 def test_table_deleted_from_disk_can_be_written_again(spark: Any, tmp_path: Path) -> None:
     """The default catalog still names a deleted table's metadata file: the next write starts afresh."""
     path = tmp_path / "again"
-    write(path, _frame(spark, _rows(range(0, 40), "a")), format="iceberg",
-          options=WriteOptions(mode="append", table_name="again"), spark=spark)
-    write(path, _frame(spark, _rows(range(40, 50), "b")), options=WriteOptions(mode="append"),
-          spark=spark)
+    write(
+        path,
+        _frame(spark, _rows(range(0, 40), "a")),
+        format="iceberg",
+        options=WriteOptions(mode="append", table_name="again"),
+        spark=spark,
+    )
+    write(
+        path,
+        _frame(spark, _rows(range(40, 50), "b")),
+        options=WriteOptions(mode="append"),
+        spark=spark,
+    )
     shutil.rmtree(path)
-    write(path, _frame(spark, _rows(range(100, 105), "c")), format="iceberg",
-          options=WriteOptions(mode="append", table_name="again"), spark=spark)
+    write(
+        path,
+        _frame(spark, _rows(range(100, 105), "c")),
+        format="iceberg",
+        options=WriteOptions(mode="append", table_name="again"),
+        spark=spark,
+    )
     table = lakesieve.open(path)
     assert len(table.timeline()) == 1
     assert sorted(r.id for r in table.full_read(spark).collect()) == list(range(100, 105))
@@ -285,16 +351,31 @@ def test_configured_catalog(spark: Any, tmp_path: Path) -> None:
     from pyiceberg.catalog.sql import SqlCatalog
 
     path = tmp_path / "elsewhere" / "t"
-    options = {"catalog.name": "c", "catalog.type": "sql", "catalog.uri": f"sqlite:///{tmp_path / 'cat.db'}",
-               "catalog.warehouse": f"file://{tmp_path}", "table": "db.t"}
+    options = {
+        "catalog.name": "c",
+        "catalog.type": "sql",
+        "catalog.uri": f"sqlite:///{tmp_path / 'cat.db'}",
+        "catalog.warehouse": f"file://{tmp_path}",
+        "table": "db.t",
+    }
     sql = SqlCatalog("c", uri=options["catalog.uri"], warehouse=options["catalog.warehouse"])
     sql.create_namespace("db")
-    sql.create_table("db.t", schema=pa.schema([("id", pa.int64()), ("s", pa.string())]),
-                     location=str(path), properties={"format-version": "2"})
+    sql.create_table(
+        "db.t",
+        schema=pa.schema([("id", pa.int64()), ("s", pa.string())]),
+        location=str(path),
+        properties={"format-version": "2"},
+    )
     ref = TableRef(str(path), "iceberg", options)
     frame = spark.createDataFrame([(1, "a"), (2, "b")], "id bigint, s string")
-    instant = registry.call_first("lakesieve_format_write", "t", table=ref, spark=spark, df=frame,
-                                  options=WriteOptions(mode="append"))
+    instant = registry.call_first(
+        "lakesieve_format_write",
+        "t",
+        table=ref,
+        spark=spark,
+        df=frame,
+        options=WriteOptions(mode="append"),
+    )
     assert sql.load_table("db.t").current_snapshot().snapshot_id == int(instant.id)
     assert not (tmp_path / "elsewhere" / ".lakesieve" / "catalog.db").exists()
     table = lakesieve.open(path, options=options)
@@ -315,7 +396,9 @@ def test_write_refuses_bad_input(spark: Any, tmp_path: Path) -> None:
         (WriteOptions(mode="append", bucket_column="id", file_groups=0), "file_groups"),
     ]:
         with pytest.raises(WriteError, match=message):
-            registry.call_first("lakesieve_format_write", "t", table=ref, spark=spark, df=frame, options=options)
+            registry.call_first(
+                "lakesieve_format_write", "t", table=ref, spark=spark, df=frame, options=options
+            )
     assert not path.exists()
 
 
@@ -353,7 +436,8 @@ def _remove_orphan_files(table_path: Path) -> list[str]:
 def _tree_digest(root: Path) -> dict[str, str]:
     return {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*")) if p.is_file()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
     }
 
 
@@ -372,12 +456,21 @@ def _where(draw: Any) -> str:
 
 def test_index_survives_expiry_and_orphan_removal(spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "wh" / "events"
-    write(path, _frame(spark, _rows(range(0, 100), "a")), format="iceberg", spark=spark,
-          options=WriteOptions(mode="append"))
+    write(
+        path,
+        _frame(spark, _rows(range(0, 100), "a")),
+        format="iceberg",
+        spark=spark,
+        options=WriteOptions(mode="append"),
+    )
     # runs of 25 consecutive ids per file: a layout the Sieve index prunes perfectly
     runs = [(i, i // 25, *rest) for i, _, *rest in _rows(range(1000, 1100), "o")]
-    write(path, _frame(spark, runs), spark=spark,
-          options=WriteOptions(mode="overwrite", bucket_column="k", file_groups=BUCKETS))
+    write(
+        path,
+        _frame(spark, runs),
+        spark=spark,
+        options=WriteOptions(mode="overwrite", bucket_column="k", file_groups=BUCKETS),
+    )
     table = lakesieve.open(path)
     table.build_index("id", type="sieve", spark=spark)
     inside = lakesieve.open(path, index_root=path / ".lakesieve")  # what the default avoids
@@ -389,7 +482,9 @@ def test_index_survives_expiry_and_orphan_removal(spark: Any, tmp_path: Path) ->
 
     _, _, loaded = catalog.load_for_write(str(path))
     assert loaded is not None
-    loaded.maintenance.expire_snapshots().older_than(dt.datetime.now() + dt.timedelta(seconds=1)).commit()
+    loaded.maintenance.expire_snapshots().older_than(
+        dt.datetime.now() + dt.timedelta(seconds=1)
+    ).commit()
     time.sleep(0.01)
     removed = _remove_orphan_files(path)
     assert any(r.startswith("data/") for r in removed), "expired snapshots' data files went"

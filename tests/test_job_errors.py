@@ -24,16 +24,23 @@ Caused by: org.apache.spark.SparkException: Job aborted due to stage failure: To
 
 def test_summary_of_a_driver_limit() -> None:
     got = summarize(RuntimeError(MAX_RESULT))
-    assert got == ("Total size of serialized results of 4 tasks (1340.2 MiB) is bigger than "
-                   "spark.driver.maxResultSize (1024.0 MiB)")
+    assert got == (
+        "Total size of serialized results of 4 tasks (1340.2 MiB) is bigger than "
+        "spark.driver.maxResultSize (1024.0 MiB)"
+    )
 
 
 def test_summary_of_a_java_exception_and_of_plain_text() -> None:
-    text = ("An error occurred while calling o7.collect.\n"
-            ": org.apache.spark.SparkException: Exception thrown\n"
-            "\tat a.b.C.d(C.scala:1)\n"
-            "Caused by: java.io.FileNotFoundException: /data/t/part-0.parquet (No such file or directory)\n")
-    assert summarize(RuntimeError(text)) == "FileNotFoundException: /data/t/part-0.parquet (No such file or directory)"
+    text = (
+        "An error occurred while calling o7.collect.\n"
+        ": org.apache.spark.SparkException: Exception thrown\n"
+        "\tat a.b.C.d(C.scala:1)\n"
+        "Caused by: java.io.FileNotFoundException: /data/t/part-0.parquet (No such file or directory)\n"
+    )
+    assert (
+        summarize(RuntimeError(text))
+        == "FileNotFoundException: /data/t/part-0.parquet (No such file or directory)"
+    )
     assert summarize(RuntimeError("first line\nsecond")) == "first line"
     assert summarize(RuntimeError("")) == "RuntimeError"
     assert len(summarize(RuntimeError("x" * 1000))) == 300
@@ -70,10 +77,15 @@ def test_a_failing_build_job_is_one_line_and_changes_nothing(
         return out
 
     monkeypatch.setattr(registry, "call_first", failing_read)
-    assert main(["index", "build", str(path), "--column", "k", "--type", "exact", "--name", "k_boom"]) == 2
+    assert (
+        main(["index", "build", str(path), "--column", "k", "--type", "exact", "--name", "k_boom"])
+        == 2
+    )
     err = capsys.readouterr().err.strip().splitlines()
     errors = [ln for ln in err if ln.startswith("lakesieve: error: ")]
-    assert errors == [err[-1]] and "Traceback" not in "\n".join(err), err  # progress lines, then one error
+    assert errors == [err[-1]] and "Traceback" not in "\n".join(err), (
+        err
+    )  # progress lines, then one error
     assert errors[0].startswith("lakesieve: error: index 'k_boom' (exact on k) of table ")
     assert "the build's Spark job failed: ZeroDivisionError: " in errors[0]
     monkeypatch.undo()

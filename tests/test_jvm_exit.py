@@ -68,8 +68,14 @@ def _gateway_jvm(pid: int, timeout: float) -> int:
     while time.monotonic() < deadline:
         for child in _descendants(pid):
             line = _cmdline(child)
-            launcher = "org.apache.spark.launcher.Main" in line  # builds the command line, then exits
-            if "java" in line.split(" ", 1)[0] and "org.apache.spark.deploy.SparkSubmit" in line and not launcher:
+            launcher = (
+                "org.apache.spark.launcher.Main" in line
+            )  # builds the command line, then exits
+            if (
+                "java" in line.split(" ", 1)[0]
+                and "org.apache.spark.deploy.SparkSubmit" in line
+                and not launcher
+            ):
                 return child
         time.sleep(0.1)
     raise AssertionError(f"no Spark JVM started below process {pid} within {timeout}s")

@@ -49,7 +49,9 @@ class _Plugin:
     from lakesieve.hookspecs import hookimpl
 
     @hookimpl
-    def lakesieve_index_lookup(self, index_type: str, index: Any, query: KeyQuery) -> LookupResult | None:
+    def lakesieve_index_lookup(
+        self, index_type: str, index: Any, query: KeyQuery
+    ) -> LookupResult | None:
         if index_type != "brute":
             return None
         return index.lookup(query)
@@ -70,7 +72,9 @@ def setup_module() -> None:
 
 
 relations = st.lists(
-    st.tuples(st.one_of(st.none(), st.integers(-4, 10)), st.sampled_from([f"L{i}" for i in range(6)])),
+    st.tuples(
+        st.one_of(st.none(), st.integers(-4, 10)), st.sampled_from([f"L{i}" for i in range(6)])
+    ),
     min_size=0,
     max_size=30,
 )
@@ -78,7 +82,9 @@ relations = st.lists(
 
 @settings(max_examples=300, deadline=None)
 @given(relations, trees)
-def test_answer_covers_every_true_location(pairs: list[tuple[int | None, str]], tree: Predicate) -> None:
+def test_answer_covers_every_true_location(
+    pairs: list[tuple[int | None, str]], tree: Predicate
+) -> None:
     by_column = {"a": [_loaded(BruteForce(pairs))]}
     answer = evaluate(tree, by_column)
     truth = {loc for key, loc in pairs if _eval(tree, {"a": key}) is True}

@@ -52,7 +52,10 @@ def test_literal_on_left_flips_operator() -> None:
 
 
 def test_binding_types_literals() -> None:
-    b = bind("d >= '2024-01-31' AND x < 1.25 AND ts = TIMESTAMP '2024-01-01 10:00:00' AND s = 'it\\'s'", SCHEMA)
+    b = bind(
+        "d >= '2024-01-31' AND x < 1.25 AND ts = TIMESTAMP '2024-01-01 10:00:00' AND s = 'it\\'s'",
+        SCHEMA,
+    )
     leaves = b.node.children  # type: ignore[union-attr]
     assert leaves[0] == Compare("d", ">=", dt.date(2024, 1, 31))
     assert leaves[1] == Compare("x", "<", decimal.Decimal("1.25"))
@@ -156,9 +159,22 @@ def _eval(node: Predicate, row: dict[str, int | None]) -> bool | None:
 
 
 leaf = st.one_of(
-    st.builds(lambda op, v: Compare("a", op, v), st.sampled_from(["=", "!=", "<", "<=", ">", ">="]), st.integers(-4, 10)),
-    st.builds(lambda vs, n: InList("a", tuple(vs), n), st.lists(st.integers(-4, 10), min_size=1, max_size=3), st.booleans()),
-    st.builds(lambda lo, w, n: Between("a", lo, lo + w, n), st.integers(-4, 10), st.integers(0, 5), st.booleans()),
+    st.builds(
+        lambda op, v: Compare("a", op, v),
+        st.sampled_from(["=", "!=", "<", "<=", ">", ">="]),
+        st.integers(-4, 10),
+    ),
+    st.builds(
+        lambda vs, n: InList("a", tuple(vs), n),
+        st.lists(st.integers(-4, 10), min_size=1, max_size=3),
+        st.booleans(),
+    ),
+    st.builds(
+        lambda lo, w, n: Between("a", lo, lo + w, n),
+        st.integers(-4, 10),
+        st.integers(0, 5),
+        st.booleans(),
+    ),
     st.builds(lambda n: IsNull("a", n), st.booleans()),
     st.builds(Const, st.booleans()),
 )

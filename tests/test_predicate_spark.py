@@ -13,8 +13,16 @@ from lakesieve.predicate import BoundColumn, sql_literal
 pytestmark = pytest.mark.spark
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=8), min_size=1, max_size=10))
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.text(alphabet=st.characters(exclude_categories=["Cs"]), max_size=8),
+        min_size=1,
+        max_size=10,
+    )
+)
 def test_string_literals_round_trip_through_spark(spark: Any, values: list[str]) -> None:
     col = BoundColumn("s", pa.string(), "string")
     sql = "SELECT " + ", ".join(f"{sql_literal(v, col)} AS c{i}" for i, v in enumerate(values))
@@ -22,7 +30,9 @@ def test_string_literals_round_trip_through_spark(spark: Any, values: list[str])
     assert list(row) == values
 
 
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     st.lists(st.decimals(min_value=-50, max_value=50, places=2), min_size=1, max_size=20),
     st.decimals(min_value=-60, max_value=60, places=4),
@@ -38,7 +48,12 @@ def test_decimal_literals_are_not_rounded(spark: Any, values: list, literal: Any
     df = spark.createDataFrame([(v,) for v in values], "x decimal(10,2)")
     sql = to_sql(bind(f"x {op} {literal}", schema))
     got = sorted(r[0] for r in df.where(sql).collect())
-    ops = {"<": decimal.Decimal.__lt__, "<=": decimal.Decimal.__le__, ">": decimal.Decimal.__gt__,
-           ">=": decimal.Decimal.__ge__, "=": decimal.Decimal.__eq__}
+    ops = {
+        "<": decimal.Decimal.__lt__,
+        "<=": decimal.Decimal.__le__,
+        ">": decimal.Decimal.__gt__,
+        ">=": decimal.Decimal.__ge__,
+        "=": decimal.Decimal.__eq__,
+    }
     want = sorted(v for v in values if ops[op](v, literal))
     assert got == want, sql

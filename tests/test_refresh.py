@@ -200,9 +200,13 @@ def test_corrupt_delta_falls_back_to_the_state_before_it(spark: Any, table: Tabl
     assert any("unreadable" in w for w in explained["warnings"])
     for where in ("k = 205", "k = 206", "k >= 200", "k < 3"):
         plan = fresh.plan(where)
-        assert true_locations(spark, where, rows_by_location(fresh)) <= {u.location for u in plan.units}
+        assert true_locations(spark, where, rows_by_location(fresh)) <= {
+            u.location for u in plan.units
+        }
     assert sorted_rows(fresh.read(spark, "k = 205")) == expected_rows(spark, fresh.path, "k = 205")
-    assert sorted_rows(fresh.read(spark, "k >= 200")) == expected_rows(spark, fresh.path, "k >= 200")
+    assert sorted_rows(fresh.read(spark, "k >= 200")) == expected_rows(
+        spark, fresh.path, "k >= 200"
+    )
 
 
 def test_corrupt_middle_delta_keeps_the_states_before_it(spark: Any, table: Table) -> None:
@@ -226,7 +230,9 @@ def test_corrupt_middle_delta_keeps_the_states_before_it(spark: Any, table: Tabl
     by_loc = rows_by_location(fresh)
     # ids 600-619, 700-719, 800-819 are new rows with k 200-206, 233-239, 266-273
     for where in ("k = 201", "k = 235", "k = 270", "k between 204 and 268", "k = 5"):
-        assert true_locations(spark, where, by_loc) <= {u.location for u in fresh.plan(where).units}, where
+        assert true_locations(spark, where, by_loc) <= {
+            u.location for u in fresh.plan(where).units
+        }, where
     assert sorted_rows(fresh.read(spark, "k = 235")) == expected_rows(spark, fresh.path, "k = 235")
     # as of delta 1's own instant the index is not stale at all
     early = fresh.plan("k = 201", as_of=states[0].instant)
@@ -257,8 +263,12 @@ def chained(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
     for typ in TYPES:
         t.build_index("k", type=typ, spark=spark)
     policy = RefreshPolicy(max_deltas=10, max_delta_rows=10**9)
-    commits = (("upsert", range(600, 630)), ("delete", range(0, 60, 7)), ("upsert", range(100, 140)),
-               ("upsert", range(700, 720)))
+    commits = (
+        ("upsert", range(600, 630)),
+        ("delete", range(0, 60, 7)),
+        ("upsert", range(100, 140)),
+        ("upsert", range(700, 720)),
+    )
     for i, (mode, keys) in enumerate(commits):
         write_rows(spark, path, make_rows(keys, 20 + i, version=i + 1), mode=mode)
         t.refresh(spark=spark, policy=policy)
@@ -266,16 +276,25 @@ def chained(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
     return {"path": path, "truth": truth}
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(data=st.data())
 def test_damaged_index_files_never_lose_rows(
-    spark: Any, chained: dict[str, Any], tmp_path_factory: pytest.TempPathFactory, data: st.DataObject
+    spark: Any,
+    chained: dict[str, Any],
+    tmp_path_factory: pytest.TempPathFactory,
+    data: st.DataObject,
 ) -> None:
     """Any index files garbled, cut short or deleted: at every instant the plans still cover the truth."""
     work = tmp_path_factory.mktemp("damaged") / "t"
     shutil.copytree(chained["path"], work)
-    files = sorted(str(p.relative_to(work)) for p in (work / ".lakesieve" / "data").rglob("*") if p.is_file())
-    victims = data.draw(st.lists(st.sampled_from(files), min_size=1, max_size=4, unique=True), label="files")
+    files = sorted(
+        str(p.relative_to(work)) for p in (work / ".lakesieve" / "data").rglob("*") if p.is_file()
+    )
+    victims = data.draw(
+        st.lists(st.sampled_from(files), min_size=1, max_size=4, unique=True), label="files"
+    )
     for rel in victims:
         target = work / rel
         how = data.draw(st.sampled_from(["garbage", "truncate", "delete"]), label=rel)
@@ -295,7 +314,9 @@ def test_damaged_index_files_never_lose_rows(
                 assert truth <= selected, (victims, inst_id, where, truth - selected)
 
 
-def test_racing_refresh_commits_once(spark: Any, table: Table, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_racing_refresh_commits_once(
+    spark: Any, table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A refresh that loses the race to another one retries from the new head and applies nothing twice."""
     write_rows(spark, Path(table.path), make_rows(range(600, 640), 8), mode="upsert")
     real = refresh_mod.delta_frame

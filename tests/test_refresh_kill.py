@@ -94,8 +94,12 @@ def test_killed_at_random_points(spark: Any, source: Path, tmp_path: Path, comma
     for i in range(KILLS):
         copy = _copy(source, tmp_path / f"run{i}")
         before = {d.name: d.latest().state_id for d in open_table(copy).indexes()}
-        proc = subprocess.Popen(_cli("index", command, str(copy)), env=_env(),
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            _cli("index", command, str(copy)),
+            env=_env(),
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         time.sleep(span * rng.uniform(0.35, 1.0))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
@@ -104,8 +108,10 @@ def test_killed_at_random_points(spark: Any, source: Path, tmp_path: Path, comma
         for definition in table.indexes():  # the previous state or the new one, never half of one
             head = definition.latest()
             assert head is not None
-            assert head.state_id == before[definition.name] or (head.instant, head.kind) == expected_heads[
-                definition.name]
+            assert (
+                head.state_id == before[definition.name]
+                or (head.instant, head.kind) == expected_heads[definition.name]
+            )
             definition.chain(head)
             table.store.read_files(head)
         _check(spark, table)
@@ -115,7 +121,9 @@ def test_killed_at_random_points(spark: Any, source: Path, tmp_path: Path, comma
         else:
             table.compact(spark=spark)
         rerun = open_table(copy)
-        assert {d.name: (d.latest().instant, d.latest().kind) for d in rerun.indexes()} == expected_heads
+        assert {
+            d.name: (d.latest().instant, d.latest().kind) for d in rerun.indexes()
+        } == expected_heads
         rerun.vacuum(grace_seconds=0)
         referenced = {s.state_id for d in rerun.indexes() for s in d.by_id.values()}
         on_disk = {p.name for d in rerun.store.data_dir.iterdir() for p in d.iterdir()}

@@ -75,7 +75,10 @@ class RefreshMachine(RuleBasedStateMachine):
     def _options(self, mode: str) -> WriteOptions:
         if self.fmt == "hudi":
             return WriteOptions(
-                mode=mode, record_key=("id",), precombine="version", table_type=self.table_type,
+                mode=mode,
+                record_key=("id",),
+                precombine="version",
+                table_type=self.table_type,
                 file_groups=3 if mode == "bulk_insert" else None,
             )
         return WriteOptions(mode=mode, record_key=("id",), file_groups=3, bucket_column="id")
@@ -83,7 +86,13 @@ class RefreshMachine(RuleBasedStateMachine):
     def _write(self, mode: str, keys: list[int]) -> None:
         self.version += 1
         rows = make_rows(sorted(keys), self.version, version=self.version)
-        write(self.path, df_of(self.spark, rows), format=self.fmt, options=self._options(mode), spark=self.spark)
+        write(
+            self.path,
+            df_of(self.spark, rows),
+            format=self.fmt,
+            options=self._options(mode),
+            spark=self.spark,
+        )
 
     # ----------------------------------------------------------------- table changes
 
@@ -169,7 +178,12 @@ class HudiMorMachine(RefreshMachine):
     def failed_write_rolled_back(self, keys: list[int]) -> None:
         from lakesieve.plugins.hudi import maintenance
 
-        maintenance.write_failed(self.spark, str(self.path), df_of(self.spark, make_rows(keys, 99)), self._options("upsert"))
+        maintenance.write_failed(
+            self.spark,
+            str(self.path),
+            df_of(self.spark, make_rows(keys, 99)),
+            self._options("upsert"),
+        )
         maintenance.rollback_failed(str(self.path))
 
 
@@ -191,7 +205,9 @@ def _settings() -> settings:
     )
 
 
-@pytest.mark.parametrize("machine", [RefreshMachine, DeltaMachine, IcebergMachine], ids=["hudi-cow", "delta", "iceberg"])
+@pytest.mark.parametrize(
+    "machine", [RefreshMachine, DeltaMachine, IcebergMachine], ids=["hudi-cow", "delta", "iceberg"]
+)
 def test_state_machine(spark: Any, machine: type[RefreshMachine]) -> None:
     run_state_machine_as_test(machine, settings=_settings())
 

@@ -351,11 +351,7 @@ def test_group_keys_merges_and_sorts() -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(
-    st.lists(
-        st.tuples(st.integers(-5, 5), st.integers(0, 3), st.integers(1, 9)), max_size=60
-    )
-)
+@given(st.lists(st.tuples(st.integers(-5, 5), st.integers(0, 3), st.integers(1, 9)), max_size=60))
 def test_sort_pairs_orders_by_key_then_location(triples: list[tuple[int, int, int]]) -> None:
     keys = np.array([t[0] for t in triples], np.int64)
     locs = np.array([t[1] for t in triples], np.int32)
@@ -427,7 +423,9 @@ def test_coded_walk_equals_the_walk_of_sorted_pairs(
         for chunk in (items[i : i + batch_size] for i in range(0, len(items), batch_size))
     ]
     params = SieveParams.from_dict({"min_run_keys": "2", "min_keys_per_block": "2"})
-    got = list(walk_coded_partition(iter(batches), "bigint", params.to_dict(), 10.0, codes, code_ids))
+    got = list(
+        walk_coded_partition(iter(batches), "bigint", params.to_dict(), 10.0, codes, code_ids)
+    )
     want = walk(
         np.array([k for k, _ in pairs], np.int64),
         np.array([loc for _, loc in pairs], np.int32),

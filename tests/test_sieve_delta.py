@@ -248,7 +248,11 @@ def test_empty_and_net_zero_deltas_change_no_answer(
     c_kind, c_block = _kinds(index, candidates)
     delta: Delta = []
     for (key, loc), b in moves:
-        same = [c for c, kd, cb in zip(candidates, c_kind, c_block, strict=True) if kd == KIND_BLOCK and cb == b]
+        same = [
+            c
+            for c, kd, cb in zip(candidates, c_kind, c_block, strict=True)
+            if kd == KIND_BLOCK and cb == b
+        ]
         target = same[0] if same else key
         delta += [(key, loc, -1), (target, loc, 1)]
     moved = Counter(rows)
@@ -408,7 +412,11 @@ def test_new_keys_in_a_gap_get_segments_inside_it() -> None:
 
 def test_shared_keys_of_bridged_segments() -> None:
     # runs at "a" and "b", and a straddling key 20 at both: bridged, the segments overlap on 20
-    rows = [(k, "a") for k in range(0, 20)] + [(20, "a"), (20, "b")] + [(k, "b") for k in range(21, 41)]
+    rows = (
+        [(k, "a") for k in range(0, 20)]
+        + [(20, "a"), (20, "b")]
+        + [(k, "b") for k in range(21, 41)]
+    )
     index = _build("bigint", rows, {})
     kind, _ = _kinds(index, [20])
     assert kind.tolist() == [KIND_SHARED]

@@ -13,7 +13,14 @@ from lakesieve.store import IndexStore, commit_checksum
 
 
 def _define(name: str = "k_sieve") -> dict:
-    return {"op": "define", "index": name, "type": "sieve", "column": "k", "key_type": "bigint", "params": {}}
+    return {
+        "op": "define",
+        "index": name,
+        "type": "sieve",
+        "column": "k",
+        "key_type": "bigint",
+        "params": {},
+    }
 
 
 def _state(store: IndexStore, name: str, instant: str) -> dict:
@@ -87,9 +94,22 @@ def test_paths_escaping_the_root_are_refused(tmp_path: Path) -> None:
     store = IndexStore(tmp_path / ".lakesieve")
     store.commit([_define()], -1)
     evil = {
-        "op": "add_state", "index": "k_sieve", "state_id": "x", "instant": "1", "instant_sort_key": "1",
-        "files": [{"name": "blocks", "path": "../../etc/passwd", "sha256": "0", "size_bytes": 1, "rows": 1}],
-        "meta": {}, "created_ms": 0,
+        "op": "add_state",
+        "index": "k_sieve",
+        "state_id": "x",
+        "instant": "1",
+        "instant_sort_key": "1",
+        "files": [
+            {
+                "name": "blocks",
+                "path": "../../etc/passwd",
+                "sha256": "0",
+                "size_bytes": 1,
+                "rows": 1,
+            }
+        ],
+        "meta": {},
+        "created_ms": 0,
     }
     store.commit([evil], 0)
     with pytest.raises(IndexCorruptError, match="escapes"):
@@ -102,7 +122,9 @@ def test_garbage_log_is_corrupt_not_a_crash(tmp_path: Path) -> None:
     (store.log_dir / f"{1:020d}.json").write_text("{not json")
     with pytest.raises(IndexCorruptError):
         store.read_log()
-    (store.log_dir / f"{1:020d}.json").write_text(json.dumps({"version": 1, "actions": [{"op": "define"}]}))
+    (store.log_dir / f"{1:020d}.json").write_text(
+        json.dumps({"version": 1, "actions": [{"op": "define"}]})
+    )
     with pytest.raises(IndexCorruptError, match="has no checksum"):
         store.read_log()
     body = {"version": 1, "actions": [{"op": "exec"}]}

@@ -24,12 +24,25 @@ def _tool(name: str) -> str:
 
 
 def test_ruff_clean() -> None:
-    proc = subprocess.run([_tool("ruff"), "check", *SOURCES], cwd=ROOT, capture_output=True, text=True)
+    proc = subprocess.run(
+        [_tool("ruff"), "check", *SOURCES], cwd=ROOT, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_ruff_format_clean() -> None:
+    proc = subprocess.run(
+        [_tool("ruff"), "format", "--check", *SOURCES], cwd=ROOT, capture_output=True, text=True
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 def test_mypy_clean() -> None:
     proc = subprocess.run(
-        [_tool("mypy"), "framework", "plugins", "indexes"], cwd=ROOT, capture_output=True, text=True, timeout=600
+        [_tool("mypy"), "framework", "plugins", "indexes"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr

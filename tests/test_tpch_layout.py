@@ -19,13 +19,20 @@ def test_interleaved_runs(spark: Any) -> None:
     out = with_interleaved_buckets(df, runs=32, groups=8)
     assert out.count() == len(rows)
     # each key sits in exactly one run
-    assert out.groupBy("l_orderkey").agg(F.countDistinct("run").alias("n")).where("n > 1").count() == 0
+    assert (
+        out.groupBy("l_orderkey").agg(F.countDistinct("run").alias("n")).where("n > 1").count() == 0
+    )
     sizes = [r["c"] for r in out.groupBy("run").agg(F.count(F.lit(1)).alias("c")).collect()]
     assert len(sizes) == 32
     assert max(sizes) - min(sizes) <= 10  # equal up to one order's lines
     assert out.where("bucket != run % 8").count() == 0
     # runs follow key order: run ranges do not overlap
-    spans = sorted((r["lo"], r["hi"]) for r in out.groupBy("run").agg(F.min("l_orderkey").alias("lo"), F.max("l_orderkey").alias("hi")).collect())
+    spans = sorted(
+        (r["lo"], r["hi"])
+        for r in out.groupBy("run")
+        .agg(F.min("l_orderkey").alias("lo"), F.max("l_orderkey").alias("hi"))
+        .collect()
+    )
     assert all(a[1] < b[0] for a, b in itertools.pairwise(spans))
 
 
@@ -34,7 +41,11 @@ def test_interleaved_runs_are_the_exact_cumulative_cut(spark: Any, ranges: int) 
     """Runs equal floor(rows before the key * runs / total), whatever the number of key ranges Spark splits into."""
     import datetime as dt
 
-    rows = [(dt.date(1995, 1, 1) + dt.timedelta(days=k), i) for k in range(300) for i in range(1 + (k * 7) % 5)]
+    rows = [
+        (dt.date(1995, 1, 1) + dt.timedelta(days=k), i)
+        for k in range(300)
+        for i in range(1 + (k * 7) % 5)
+    ]
     rows.append((None, 0))
     df = spark.createDataFrame(rows, "d date, i int")
     old = spark.conf.get("spark.sql.shuffle.partitions")

@@ -59,9 +59,7 @@ def _zone_answer(rows: list[Row], query: KeyQuery) -> frozenset[str]:
     for loc, keys in by_loc.items():
         lo, hi = min(keys), max(keys)
         if query.kind == "points":
-            hit = any(
-                v is not None and lo <= spark_semantics_key(v) <= hi for v in query.values
-            )
+            hit = any(v is not None and lo <= spark_semantics_key(v) <= hi for v in query.values)
         else:
             hit = True
             if query.low is not None:
@@ -177,9 +175,9 @@ def test_delta_keeps_supersets_and_exact_counts(key_type: str, data: st.DataObje
         got = merged.lookup(q).locations
         assert got is not None and true_locations(after, q) <= got, q
         assert (fresh.lookup(q).locations or frozenset()) <= got
-    assert merged.lookup(KeyQuery("is_null")).locations == fresh.lookup(
-        KeyQuery("is_null")
-    ).locations
+    assert (
+        merged.lookup(KeyQuery("is_null")).locations == fresh.lookup(KeyQuery("is_null")).locations
+    )
     assert sorted(merged.locations.tolist()) == sorted(fresh.locations.tolist())
     assert np.array_equal(merged.rows, fresh.rows)
     assert np.array_equal(merged.null_count, fresh.null_count)

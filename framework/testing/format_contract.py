@@ -95,7 +95,10 @@ def contract_rows(ids: Sequence[int] | range, tag: str = "") -> list[dict[str, A
         ids: the ids to make rows for.
         tag: appended to ``s`` so an upsert visibly changes a row.
     """
-    return [{"id": i, "k": i // 3, "s": f"{_WORDS[(i // 5) % len(_WORDS)]}-{i // 40:02d}{tag}"} for i in ids]
+    return [
+        {"id": i, "k": i // 3, "s": f"{_WORDS[(i // 5) % len(_WORDS)]}-{i // 40:02d}{tag}"}
+        for i in ids
+    ]
 
 
 @st.composite
@@ -298,7 +301,9 @@ class FormatContract:
         ct.by_location[instant.id] = out
         return out
 
-    def spark_rows(self, ct: ContractTable, spark: Any, instant: Instant, locations: set[str] | None) -> list[tuple[Any, ...]]:
+    def spark_rows(
+        self, ct: ContractTable, spark: Any, instant: Instant, locations: set[str] | None
+    ) -> list[tuple[Any, ...]]:
         """Rows ``(location, id, k, s)`` read with ``lakesieve_format_read``."""
         snapshot = ct.table.snapshot(instant.id)
         units = snapshot.units if locations is None else snapshot.units_for(locations)
@@ -337,7 +342,9 @@ class FormatContract:
         """Completed instants, one per commit at least, in strictly increasing order."""
         line = contract_table.table.timeline()
         keys = [i.sort_key for i in line]
-        assert keys == sorted(keys) and len(set(keys)) == len(keys), f"sort keys not increasing: {keys}"
+        assert keys == sorted(keys) and len(set(keys)) == len(keys), (
+            f"sort keys not increasing: {keys}"
+        )
         assert len({i.id for i in line}) == len(line), "instant ids repeat"
         ids = [i.id for i in line]
         for inst in contract_table.instants:
@@ -358,33 +365,47 @@ class FormatContract:
             by_loc = self.unit_rows(contract_table, inst)
             got = [row for rows in by_loc.values() for row in rows]
             assert len(got) == len(set(got)), f"a row is in two units at {inst.id}"
-            assert set(got) == contract_table.expected[inst.id], f"unit rows at {inst.id} are not the table's rows"
+            assert set(got) == contract_table.expected[inst.id], (
+                f"unit rows at {inst.id} are not the table's rows"
+            )
 
     def test_changes_cover_differences(self, contract_table: ContractTable) -> None:
         """Every location whose rows differ between consecutive instants is reported."""
         ref = contract_table.table.ref
         first = contract_table.instants[0]
-        changes = registry.call_first("lakesieve_format_changes", "test", table=ref, start=None, end=first.id)
+        changes = registry.call_first(
+            "lakesieve_format_changes", "test", table=ref, start=None, end=first.id
+        )
         missing = set(self.unit_rows(contract_table, first)) - changes.touched
         assert not missing, f"changes(None, {first.id}) miss {sorted(missing)}"
         for a, b in zip(contract_table.instants, contract_table.instants[1:], strict=False):
             before, after = self.unit_rows(contract_table, a), self.unit_rows(contract_table, b)
             differ = {loc for loc in set(before) | set(after) if before.get(loc) != after.get(loc)}
-            changes = registry.call_first("lakesieve_format_changes", "test", table=ref, start=a.id, end=b.id)
+            changes = registry.call_first(
+                "lakesieve_format_changes", "test", table=ref, start=a.id, end=b.id
+            )
             missing = differ - changes.touched
-            assert not missing, f"changes({a.id}, {b.id}) miss locations whose rows differ: {sorted(missing)}"
+            assert not missing, (
+                f"changes({a.id}, {b.id}) miss locations whose rows differ: {sorted(missing)}"
+            )
 
-    def test_spark_read_equals_unit_reads(self, contract_table: ContractTable, contract_spark: Any) -> None:
+    def test_spark_read_equals_unit_reads(
+        self, contract_table: ContractTable, contract_spark: Any
+    ) -> None:
         """The Spark read of some units is the union of their unit reads, locations included."""
         for inst in contract_table.instants:
             by_loc = self.unit_rows(contract_table, inst)
             want = sorted((loc, *row) for loc, rows in by_loc.items() for row in rows)
-            assert self.spark_rows(contract_table, contract_spark, inst, None) == want, f"at {inst.id}"
+            assert self.spark_rows(contract_table, contract_spark, inst, None) == want, (
+                f"at {inst.id}"
+            )
         last = contract_table.instants[-1]
         by_loc = self.unit_rows(contract_table, last)
         some = set(sorted(by_loc)[::2])
         want = sorted((loc, *row) for loc, rows in by_loc.items() if loc in some for row in rows)
-        assert self.spark_rows(contract_table, contract_spark, last, some) == want, "subset of units"
+        assert self.spark_rows(contract_table, contract_spark, last, some) == want, (
+            "subset of units"
+        )
         empty = registry.call_first(
             "lakesieve_format_read",
             "test",
@@ -396,7 +417,9 @@ class FormatContract:
         )
         assert set(COLUMNS) <= set(empty.columns) and empty.count() == 0
 
-    def test_pruned_read_equals_full_read(self, contract_table: ContractTable, contract_spark: Any) -> None:
+    def test_pruned_read_equals_full_read(
+        self, contract_table: ContractTable, contract_spark: Any
+    ) -> None:
         """Random predicates at random instants: pruning keeps every match, rows equal a full read."""
         table = contract_table.table
         examples = int(os.environ.get("LAKESIEVE_CONTRACT_EXAMPLES", self.examples))
@@ -418,21 +441,36 @@ class FormatContract:
             truth = {
                 loc
                 for loc, rows in by_loc.items()
-                if rows and pa.Table.from_pylist([dict(zip(COLUMNS, r, strict=True)) for r in rows], schema).filter(expr).num_rows
+                if rows
+                and pa.Table.from_pylist([dict(zip(COLUMNS, r, strict=True)) for r in rows], schema)
+                .filter(expr)
+                .num_rows
             }
             planned = {u.location for u in table.plan(where, inst.id).units}
-            assert truth <= planned, f"{where!r} at {inst.id}: pruned away {sorted(truth - planned)}"
-            got = sorted(tuple(r) for r in table.read(contract_spark, where, inst.id).select(*COLUMNS).collect())
-            full = sorted(tuple(r) for r in table.full_read(contract_spark, where, inst.id).select(*COLUMNS).collect())
+            assert truth <= planned, (
+                f"{where!r} at {inst.id}: pruned away {sorted(truth - planned)}"
+            )
+            got = sorted(
+                tuple(r)
+                for r in table.read(contract_spark, where, inst.id).select(*COLUMNS).collect()
+            )
+            full = sorted(
+                tuple(r)
+                for r in table.full_read(contract_spark, where, inst.id).select(*COLUMNS).collect()
+            )
             assert got == full, f"{where!r} at {inst.id}: pruned read differs from the full read"
             arrow = table.read_arrow(where, inst.id, columns=list(COLUMNS), refresh=False)
             assert arrow.column_names == list(COLUMNS)
             got_arrow = sorted(tuple(r.values()) for r in arrow.to_pylist())
-            assert got_arrow == full, f"{where!r} at {inst.id}: driver-side Arrow read differs from the full read"
+            assert got_arrow == full, (
+                f"{where!r} at {inst.id}: driver-side Arrow read differs from the full read"
+            )
 
         check()
 
-    def test_time_travel_uses_older_index_state(self, contract_table: ContractTable, contract_spark: Any) -> None:
+    def test_time_travel_uses_older_index_state(
+        self, contract_table: ContractTable, contract_spark: Any
+    ) -> None:
         """An older instant is planned with the index state built at that instant."""
         table, old = contract_table.table, contract_table.old
         key = sorted(contract_table.expected[old.id])[len(contract_table.expected[old.id]) // 2][1]
@@ -444,7 +482,14 @@ class FormatContract:
         assert all(e["instant"] == old.id and not e.get("stale") for e in used), (
             f"explain at {old.id} did not use the state built there: {used}"
         )
-        got = sorted(tuple(r) for r in table.read(contract_spark, where, old.id).select(*COLUMNS).collect())
-        full = sorted(tuple(r) for r in table.full_read(contract_spark, where, old.id).select(*COLUMNS).collect())
+        got = sorted(
+            tuple(r) for r in table.read(contract_spark, where, old.id).select(*COLUMNS).collect()
+        )
+        full = sorted(
+            tuple(r)
+            for r in table.full_read(contract_spark, where, old.id).select(*COLUMNS).collect()
+        )
         assert got == full and got, f"{where} at {old.id}"
-        assert {tuple(r) for r in got} == {r for r in contract_table.expected[old.id] if r[1] == key}
+        assert {tuple(r) for r in got} == {
+            r for r in contract_table.expected[old.id] if r[1] == key
+        }

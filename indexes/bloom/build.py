@@ -160,7 +160,11 @@ def filter_rows_local(
     full = parse_bloom_options(params)
     expected = full.get("expected_keys")
     table = pa.table(
-        {"key": keys, "location": pa.array(locations, pa.string()), "cnt": pa.array(counts, pa.int64())}
+        {
+            "key": keys,
+            "location": pa.array(locations, pa.string()),
+            "cnt": pa.array(counts, pa.int64()),
+        }
     )
     out = []
     for name in sorted(set(locations)):

@@ -86,7 +86,10 @@ def merge_changes(index: BloomIndex, changes: pa.Table, params: Mapping[str, Any
     bits = [index.filter_bytes(i) for i in range(len(names))]
     new_bits = pc.cast(changes.column("bits"), pa.large_binary()).to_pylist()
     for j, name in enumerate(changes.column("location").to_pylist()):
-        d_bits, d_probes = int(changes["num_bits"][j].as_py()), int(changes["num_hashes"][j].as_py())
+        d_bits, d_probes = (
+            int(changes["num_bits"][j].as_py()),
+            int(changes["num_hashes"][j].as_py()),
+        )
         d_keys, d_rows = int(changes["keys"][j].as_py()), int(changes["rows"][j].as_py())
         d_nulls = int(changes["null_count"][j].as_py())
         added = new_bits[j] or b""
@@ -96,7 +99,11 @@ def merge_changes(index: BloomIndex, changes: pa.Table, params: Mapping[str, Any
             names.append(name)
             num_bits = np.append(num_bits, d_bits)
             num_hashes = np.append(num_hashes, np.int32(d_probes))
-            keys, rows, nulls = np.append(keys, d_keys), np.append(rows, d_rows), np.append(nulls, d_nulls)
+            keys, rows, nulls = (
+                np.append(keys, d_keys),
+                np.append(rows, d_rows),
+                np.append(nulls, d_nulls),
+            )
             bits.append(added)
             continue
         rows[i] += d_rows

@@ -72,7 +72,9 @@ def _hash_bytes(values: pa.Array) -> np.ndarray:
     buffers = arr.buffers()
     offsets = np.frombuffer(buffers[1], dtype=np.int64)[arr.offset : arr.offset + n + 1]
     data = (
-        np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+        np.frombuffer(buffers[2], dtype=np.uint8)
+        if buffers[2] is not None
+        else np.zeros(0, np.uint8)
     )
     starts = offsets[:-1]
     lengths = offsets[1:] - starts
@@ -108,7 +110,9 @@ def _decimal_words(values: pa.Array, order: KeyOrder) -> tuple[np.ndarray, np.nd
     return pairs[:, 0], pairs[:, 1]
 
 
-def key_hashes(values: pa.Array | pa.ChunkedArray, order: KeyOrder) -> tuple[np.ndarray, np.ndarray]:
+def key_hashes(
+    values: pa.Array | pa.ChunkedArray, order: KeyOrder
+) -> tuple[np.ndarray, np.ndarray]:
     """Hashes of a column's values (build side).
 
     Args:

@@ -103,7 +103,7 @@ class BloomIndex:
             ends = self.byte_offset + self.num_bits // 8
             ones = running[ends] - running[self.byte_offset]
         fill = np.where(with_filter, ones / np.maximum(self.num_bits, 1), 0.0)
-        est = np.where(with_filter, fill ** self.num_hashes, 0.0)
+        est = np.where(with_filter, fill**self.num_hashes, 0.0)
         keys = int(self.keys.sum())
         return {
             "index_type": INDEX_TYPE,
@@ -174,8 +174,14 @@ def load_index(built: BuiltIndex) -> BloomIndex:
     buffers = bits.buffers()
     n = len(bits)
     offsets = np.frombuffer(buffers[1], dtype=np.int64)[bits.offset : bits.offset + n + 1]
-    _check(bool(np.all(np.diff(offsets) * 8 == num_bits)), "a filter's bytes disagree with its bits")
-    raw = np.frombuffer(buffers[2], dtype=np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+    _check(
+        bool(np.all(np.diff(offsets) * 8 == num_bits)), "a filter's bytes disagree with its bits"
+    )
+    raw = (
+        np.frombuffer(buffers[2], dtype=np.uint8)
+        if buffers[2] is not None
+        else np.zeros(0, np.uint8)
+    )
     base = int(offsets[0]) if n else 0
     data = np.concatenate([raw[base : int(offsets[-1]) if n else base], np.zeros(1, np.uint8)])
     return BloomIndex(

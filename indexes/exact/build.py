@@ -93,7 +93,10 @@ def build_spark(
 
 
 def build_local(
-    keys: pa.Array | list[Any], locations: list[str], key_type: str, params: Mapping[str, Any] | None = None
+    keys: pa.Array | list[Any],
+    locations: list[str],
+    key_type: str,
+    params: Mapping[str, Any] | None = None,
 ) -> BuiltIndex:
     """Build an exact index in-process (tests, small relations), as the Spark build would.
 

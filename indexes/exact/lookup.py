@@ -121,7 +121,9 @@ class ExactIndex:
             if query.kind == "is_null":
                 return LookupResult(self.null_locations())
             if query.kind == "points":
-                forms = [f for v in query.values if v is not None for f in self.order.query(v).points()]
+                forms = [
+                    f for v in query.values if v is not None for f in self.order.query(v).points()
+                ]
                 return LookupResult(self.points(forms))
             if query.kind == "range":
                 return LookupResult(self.key_range(query))
@@ -222,9 +224,15 @@ def load_index(built: BuiltIndex) -> ExactIndex:
     _check(bool(np.all(np.diff(first) > 0)), "a key has no entries or offsets decrease")
     _check(len(first) == 0 or int(first[-1]) < n_entries, "key entries lie outside the entries")
     _check(len(first) > 0 or n_entries == 0, "entries without keys")
-    _check(bool(np.all((entry_loc >= 0) & (entry_loc < n_loc))), "an entry names an unknown location")
-    _check(bool(np.all((null_loc >= 0) & (null_loc < n_loc))), "a null entry names an unknown location")
-    _check(bool(np.all(entry_count > 0)) and bool(np.all(null_count > 0)), "a count is not positive")
+    _check(
+        bool(np.all((entry_loc >= 0) & (entry_loc < n_loc))), "an entry names an unknown location"
+    )
+    _check(
+        bool(np.all((null_loc >= 0) & (null_loc < n_loc))), "a null entry names an unknown location"
+    )
+    _check(
+        bool(np.all(entry_count > 0)) and bool(np.all(null_count > 0)), "a count is not positive"
+    )
     return ExactIndex(
         order=order,
         params=dict(params),

@@ -308,7 +308,6 @@ class KeyOrder:
         raise TypeError(f"cannot compare {type(value).__name__} {value!r} with a decimal key")
 
 
-
 def _sign(a: Any, b: Any) -> int:
     """-1, 0 or +1 as ``a`` compares with ``b`` (exact across int, float and Decimal)."""
     return (a > b) - (a < b)

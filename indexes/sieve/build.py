@@ -133,8 +133,13 @@ def _segment_rows(
     """Walk one partition's (key, location id, count) triples into segment rows (``None``: no segment)."""
     if not keys:
         return None
-    segs = walk(np.concatenate(keys), np.concatenate(locs), np.concatenate(counts),
-                SieveParams.from_dict(params), budget)
+    segs = walk(
+        np.concatenate(keys),
+        np.concatenate(locs),
+        np.concatenate(counts),
+        SieveParams.from_dict(params),
+        budget,
+    )
     return segments_to_rows(segs) if segs.num_segments else None
 
 
@@ -150,13 +155,16 @@ KNOWN_ROW_DDL = (
 _INFO_FIELDS = ("null_codes", "null_rows", "unknown_codes")
 
 
-def _info_batch(schema: pa.Schema, null_codes: np.ndarray, null_rows: np.ndarray,
-                unknown: np.ndarray) -> pa.RecordBatch:
+def _info_batch(
+    schema: pa.Schema, null_codes: np.ndarray, null_rows: np.ndarray, unknown: np.ndarray
+) -> pa.RecordBatch:
     """One row carrying a partition's null-key counts and unknown codes."""
     arrays = [pa.nulls(1, f.type) for f in schema if f.name not in _INFO_FIELDS]
-    arrays += [pa.array([null_codes.tolist()], pa.list_(pa.int64())),
-               pa.array([null_rows.tolist()], pa.list_(pa.int64())),
-               pa.array([unknown.tolist()], pa.list_(pa.int64()))]
+    arrays += [
+        pa.array([null_codes.tolist()], pa.list_(pa.int64())),
+        pa.array([null_rows.tolist()], pa.list_(pa.int64())),
+        pa.array([unknown.tolist()], pa.list_(pa.int64())),
+    ]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
@@ -240,7 +248,9 @@ def partition_count(spark: SparkSession, pairs: int, params: SieveParams) -> int
     return max(1, need, useful)
 
 
-def _code_arrays(code_of: Mapping[str, int], ids: Mapping[str, int]) -> tuple[np.ndarray, np.ndarray]:
+def _code_arrays(
+    code_of: Mapping[str, int], ids: Mapping[str, int]
+) -> tuple[np.ndarray, np.ndarray]:
     """Location codes in ascending order and the location id of each (what the walk bodies look up)."""
     order = sorted(code_of, key=code_of.__getitem__)
     codes = np.array([code_of[name] for name in order], dtype=np.int64)
@@ -301,7 +311,9 @@ def _build_known(
     is_info = table.column("min_key").is_null()
     info = table.filter(is_info)
     if len(info.column("unknown_codes").combine_chunks().flatten()):
-        log.info("a row's location is not among the %d given: building with a location pass", len(names))
+        log.info(
+            "a row's location is not among the %d given: building with a location pass", len(names)
+        )
         return None
     seg_rows = table.filter(pc.invert(is_info)).select(SEGMENT_ROW_SCHEMA.names)
     segs = rows_to_segments(seg_rows.cast(SEGMENT_ROW_SCHEMA) if seg_rows.num_rows else seg_rows)
@@ -310,7 +322,11 @@ def _build_known(
     null_rows = np.zeros(len(names), np.int64)
     null_codes = np.asarray(info.column("null_codes").combine_chunks().flatten(), np.int64)
     null_ids = code_ids[np.searchsorted(codes, null_codes)]
-    np.add.at(null_rows, null_ids, np.asarray(info.column("null_rows").combine_chunks().flatten(), np.int64))
+    np.add.at(
+        null_rows,
+        null_ids,
+        np.asarray(info.column("null_rows").combine_chunks().flatten(), np.int64),
+    )
     location_rows += null_rows
     keep = location_rows > 0
     if not keep.all():  # locations without rows are not indexed, as when found by a pass

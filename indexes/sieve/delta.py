@@ -532,8 +532,7 @@ def fold_summary(
         "distinct_keys": int(meta.get("distinct_keys") or 0) + int(new_segments.seg_keys.sum()),
         "deltas_applied": int(meta.get("deltas_applied") or 0) + 1,
         "delta_segments": int(meta.get("delta_segments") or 0) + new_segments.num_segments,
-        "unresolved_removal_rows": int(meta.get("unresolved_removal_rows") or 0)
-        + tally.unresolved,
+        "unresolved_removal_rows": int(meta.get("unresolved_removal_rows") or 0) + tally.unresolved,
         "unmatched_removal_rows": int(meta.get("unmatched_removal_rows") or 0) + tally.unmatched,
     }
     return to_built(

@@ -41,9 +41,7 @@ def _counts(values: np.ndarray, at: np.ndarray) -> np.ndarray:
     return out
 
 
-def _pick(
-    index: ZoneMapIndex, old: pa.Array, new: pa.Array, smaller: bool
-) -> pa.Array:
+def _pick(index: ZoneMapIndex, old: pa.Array, new: pa.Array, smaller: bool) -> pa.Array:
     """Per location the smaller (or larger) of two typed bounds, ignoring nulls."""
     old_ok = np.asarray(old.is_valid(), dtype=bool)
     new_ok = np.asarray(new.is_valid(), dtype=bool)
@@ -80,9 +78,7 @@ def apply_delta(
             F.min(added).alias("min"),
             F.max(added).alias("max"),
             F.sum("count").alias("rows"),
-            F.sum(F.when(F.col("key").isNull(), F.col("count")).otherwise(F.lit(0))).alias(
-                "nulls"
-            ),
+            F.sum(F.when(F.col("key").isNull(), F.col("count")).otherwise(F.lit(0))).alias("nulls"),
         )
         .toArrow()
     )

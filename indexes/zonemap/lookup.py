@@ -117,7 +117,9 @@ class ZoneMapIndex:
             if query.kind == "is_null":
                 return LookupResult(self.null_locations())
             if query.kind == "points":
-                forms = [f for v in query.values if v is not None for f in self.order.query(v).points()]
+                forms = [
+                    f for v in query.values if v is not None for f in self.order.query(v).points()
+                ]
                 return LookupResult(self.points(forms))
             if query.kind == "range":
                 return LookupResult(self.key_range(query))
@@ -182,7 +184,9 @@ def load_index(built: BuiltIndex) -> ZoneMapIndex:
     rows, nulls = _ints(zones, "rows"), _ints(zones, "null_count")
     mins, maxs = zones.column("min").combine_chunks(), zones.column("max").combine_chunks()
     has_keys = np.asarray(mins.is_valid(), dtype=bool)
-    _check(bool(np.all(has_keys == np.asarray(maxs.is_valid(), dtype=bool))), "min/max nulls differ")
+    _check(
+        bool(np.all(has_keys == np.asarray(maxs.is_valid(), dtype=bool))), "min/max nulls differ"
+    )
     _check(bool(np.all((nulls >= 0) & (nulls <= rows))), "null counts exceed rows")
     _check(bool(np.all(has_keys == (rows > nulls))), "bounds disagree with the counts")
     try:

@@ -301,9 +301,7 @@ def write_files(
         frame = frame.repartition(*keys)
     if keys or order_by:
         frame = frame.sortWithinPartitions(*keys, *order_by)
-    body = functools.partial(
-        _write_task, layout, tuple(keys), len(group_by), bucket is not None
-    )
+    body = functools.partial(_write_task, layout, tuple(keys), len(group_by), bucket is not None)
     rows = frame.mapInArrow(body, _OUT_SCHEMA).collect()
     return [
         WrittenFile(

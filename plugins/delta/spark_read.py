@@ -102,9 +102,7 @@ def deleted_frame(
             rows.append(pa.array(positions, type=pa.int64()))
     if not names:
         return None
-    arrow = pa.table(
-        {FILE_KEY: pa.concat_arrays(names), ROW_KEY: pa.concat_arrays(rows)}
-    )
+    arrow = pa.table({FILE_KEY: pa.concat_arrays(names), ROW_KEY: pa.concat_arrays(rows)})
     frame = spark.createDataFrame(arrow)
     return F.broadcast(frame) if arrow.num_rows <= BROADCAST_DELETES else frame
 
@@ -128,9 +126,7 @@ def _read_round(
     )
     paths = [storage.join(root, u.base_file or u.location) for u in units]
     df = parquet_reader(spark, file_schema).parquet(*paths)
-    data_columns = [
-        F.col(f"`{physical.get(f.name, f.name)}`").alias(f.name) for f in data_fields
-    ]
+    data_columns = [F.col(f"`{physical.get(f.name, f.name)}`").alias(f.name) for f in data_fields]
     dropped = deleted_frame(spark, deleted, units)
     if not (with_location or part_cols or dropped is not None):
         return df.select(*data_columns).select(*[F.col(f"`{n}`") for n in full.names])

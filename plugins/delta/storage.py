@@ -54,7 +54,7 @@ def relative_to(root: str, path: str) -> str:
     if root_local is not None and path_local is not None:
         base = os.path.abspath(root_local).rstrip("/") + "/"
         full = os.path.abspath(path_local)
-        return full[len(base):] if full.startswith(base) else path
+        return full[len(base) :] if full.startswith(base) else path
     base_uri = unquote(root).rstrip("/") + "/"
     plain = unquote(path)
-    return plain[len(base_uri):] if plain.startswith(base_uri) else path
+    return plain[len(base_uri) :] if plain.startswith(base_uri) else path

@@ -47,7 +47,7 @@ _cache_lock = threading.Lock()
 def storage_options(options: Mapping[str, str] | None) -> dict[str, str] | None:
     """delta-rs storage options from a table's lakesieve options (``storage.`` keys)."""
     out = {
-        k[len(STORAGE_PREFIX):]: str(v)
+        k[len(STORAGE_PREFIX) :]: str(v)
         for k, v in (options or {}).items()
         if k.startswith(STORAGE_PREFIX)
     }

@@ -23,7 +23,9 @@ from lakesieve.plugins.delta import deletion_vectors, schema, storage, tables
 BATCH_ROWS = 65_536
 
 
-def conform(batch: pa.RecordBatch, target: pa.Schema, constants: dict[str, str | None]) -> pa.RecordBatch:
+def conform(
+    batch: pa.RecordBatch, target: pa.Schema, constants: dict[str, str | None]
+) -> pa.RecordBatch:
     """Select, order and cast ``batch``'s columns to ``target``.
 
     Columns named in ``constants`` are filled with that (text) value cast to
@@ -35,8 +37,11 @@ def conform(batch: pa.RecordBatch, target: pa.Schema, constants: dict[str, str |
         if fld.name in constants:
             text = constants[fld.name]
             value = pa.array([text], type=pa.string()).cast(fld.type)
-            arrays.append(pa.repeat(value[0], batch.num_rows) if text is not None
-                          else pa.nulls(batch.num_rows, type=fld.type))
+            arrays.append(
+                pa.repeat(value[0], batch.num_rows)
+                if text is not None
+                else pa.nulls(batch.num_rows, type=fld.type)
+            )
         elif fld.name in names:
             column = batch.column(names.index(fld.name))
             arrays.append(column if column.type == fld.type else column.cast(fld.type))
@@ -80,7 +85,9 @@ def read_unit_batches(
     deleted = deletion_vectors.deleted_rows(dt).get(unit.location) if unit.delete_files else None
     physical = schema.physical_names(dt)
     logical = {p: name for name, p in physical.items()}
-    fs, path = storage.filesystem_and_path(storage.join(table.path, unit.base_file or unit.location))
+    fs, path = storage.filesystem_and_path(
+        storage.join(table.path, unit.base_file or unit.location)
+    )
     with fs.open_input_file(path) as handle:
         parquet = pq.ParquetFile(handle)
         in_file = parquet.schema_arrow.names

@@ -88,7 +88,9 @@ def bucket_of(options: WriteOptions, frame: DataFrame, table_path: str) -> tuple
         )
     fields = {f.name: f for f in frame.schema.fields}
     if column not in fields:
-        raise WriteError(f"cannot write table {table_path}: bucket column {column!r} is not in the frame")
+        raise WriteError(
+            f"cannot write table {table_path}: bucket column {column!r} is not in the frame"
+        )
     if not isinstance(fields[column].dataType, IntegralType):
         raise WriteError(
             f"cannot write table {table_path}: bucket column {column!r} must be an integer "
@@ -214,7 +216,9 @@ def _rewrite(
     return actions
 
 
-def write_table(spark: SparkSession, table: TableRef, df: DataFrame, options: WriteOptions) -> Instant:
+def write_table(
+    spark: SparkSession, table: TableRef, df: DataFrame, options: WriteOptions
+) -> Instant:
     """Write ``df`` to the Delta table at ``table.path`` as one commit; create it if needed.
 
     Raises:
@@ -247,10 +251,14 @@ def write_table(spark: SparkSession, table: TableRef, df: DataFrame, options: Wr
             layout = _layout(table.path, schema.arrow_schema(dt), part_cols)
             now = int(time.time() * 1000)
             adds = [_add_action(f, part_cols, now) for f in write_files(frame, layout, bucket)]
-            dt.create_write_transaction(list(adds), mode, dt.schema(), partition_by=part_cols or None)
+            dt.create_write_transaction(
+                list(adds), mode, dt.schema(), partition_by=part_cols or None
+            )
         else:
             actions = _rewrite(spark, table, dt, frame, options, mode, bucket)
-            dt.create_write_transaction(actions, "append", dt.schema(), partition_by=part_cols or None)
+            dt.create_write_transaction(
+                actions, "append", dt.schema(), partition_by=part_cols or None
+            )
     latest = tables.open_table(table)
     line = {i.id: i for i in timeline.list_instants(table)}
     return line.get(str(latest.version()), timeline.instant_of(latest.version()))

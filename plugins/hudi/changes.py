@@ -51,7 +51,9 @@ def _late_completions(
     ]
 
 
-def _merge(state: dict[str, str], in_place: dict[str, bool], touches: instant_touches.Touches) -> None:
+def _merge(
+    state: dict[str, str], in_place: dict[str, bool], touches: instant_touches.Touches
+) -> None:
     """Fold one instant's touches into the per-location state, oldest instant first.
 
     ``in_place`` tracks, per location, whether every touch so far only updated
@@ -127,7 +129,9 @@ def compute_changes(table: TableRef, start: str | None, end: str) -> Changes:
     added = frozenset(loc for loc, kind in state.items() if kind == "added")
     removed = frozenset(loc for loc, kind in state.items() if kind == "removed")
     rewritten = frozenset(loc for loc, kind in state.items() if kind == "rewritten")
-    updated = frozenset() if conservative else frozenset(loc for loc in rewritten if in_place.get(loc))
+    updated = (
+        frozenset() if conservative else frozenset(loc for loc in rewritten if in_place.get(loc))
+    )
     if not forward:
         added, removed = removed, added
     return Changes(

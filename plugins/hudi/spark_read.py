@@ -220,9 +220,7 @@ def read_units(
     sample = _sample_base_file(units)
     if sample is None and not units and as_of is not None:
         slices = ht.get_file_slices(tables.as_of(as_of))
-        names = [
-            s.base_file_relative_path() for s in slices if is_parquet(s.base_file_name or "")
-        ]
+        names = [s.base_file_relative_path() for s in slices if is_parquet(s.base_file_name or "")]
         sample = max(names, key=lambda n: n.rsplit("_", 1)[-1]) if names else None
     schema = spark_schema(spark, table.path, arrow_schema, sample)
 

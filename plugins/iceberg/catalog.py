@@ -101,15 +101,13 @@ def catalog_options(*sources: Mapping[str, str] | None) -> tuple[dict[str, str],
     for source in sources:
         for key, value in (source or {}).items():
             if key.startswith(CATALOG_PREFIX):
-                props[key[len(CATALOG_PREFIX):]] = str(value)
+                props[key[len(CATALOG_PREFIX) :]] = str(value)
             elif key == TABLE_OPTION:
                 ident = str(value)
     return props, ident
 
 
-def configured_catalog(
-    path: str, *sources: Mapping[str, str] | None
-) -> tuple[Catalog, str] | None:
+def configured_catalog(path: str, *sources: Mapping[str, str] | None) -> tuple[Catalog, str] | None:
     """The catalog and identifier the options configure, or ``None`` when none is.
 
     Raises:

@@ -79,7 +79,9 @@ def deleted_positions(data_file_path: str, delete_paths: Sequence[str]) -> np.nd
     parts = []
     for path in delete_paths:
         table = _delete_table(path)
-        mask = pc.equal(table.column(FILE_PATH), pa.scalar(data_file_path, table.schema.field(FILE_PATH).type))
+        mask = pc.equal(
+            table.column(FILE_PATH), pa.scalar(data_file_path, table.schema.field(FILE_PATH).type)
+        )
         parts.append(table.filter(mask).column(POS).to_numpy())
     if not parts:
         return np.empty(0, dtype=np.int64)

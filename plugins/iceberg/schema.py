@@ -28,7 +28,11 @@ if TYPE_CHECKING:
 def _plain(t: pa.DataType, where: str, table_path: str) -> pa.DataType:
     if isinstance(t, pa.BaseExtensionType):
         return _plain(t.storage_type, where, table_path)
-    if pa.types.is_fixed_size_binary(t) or pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+    if (
+        pa.types.is_fixed_size_binary(t)
+        or pa.types.is_large_binary(t)
+        or pa.types.is_binary_view(t)
+    ):
         return pa.binary()
     if pa.types.is_large_string(t) or pa.types.is_string_view(t):
         return pa.string()
@@ -41,7 +45,9 @@ def _plain(t: pa.DataType, where: str, table_path: str) -> pa.DataType:
         item = t.value_field
         return pa.list_(pa.field(item.name, _plain(item.type, where, table_path), item.nullable))
     if pa.types.is_map(t):
-        return pa.map_(_plain(t.key_type, where, table_path), _plain(t.item_type, where, table_path))
+        return pa.map_(
+            _plain(t.key_type, where, table_path), _plain(t.item_type, where, table_path)
+        )
     if pa.types.is_struct(t):
         return pa.struct(
             [pa.field(f.name, _plain(f.type, f"{where}.{f.name}", table_path), True) for f in t]

@@ -233,7 +233,8 @@ def unit_of(
         ),
         partition_values=partition_text(table, data_file),
         num_records=int(data_file.record_count),
-        size_bytes=int(data_file.file_size_in_bytes) + sum(int(d.file_size_in_bytes) for d in deletes),
+        size_bytes=int(data_file.file_size_in_bytes)
+        + sum(int(d.file_size_in_bytes) for d in deletes),
         extra={
             "file_path": data_file.file_path,
             "read_path": resolve_path(table, where, data_file.file_path),

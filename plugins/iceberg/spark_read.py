@@ -193,8 +193,15 @@ def read_units(
         return _read_by_field_id(spark, ref, units, instant, full, with_location)
     constants = constants_frame_columns(units, arrow, columns.top_level_ids(chosen))
     parts = [
-        _read_round(spark, full, group, delete_paths, with_location, with_position, constants_of(
-            group, units, constants))
+        _read_round(
+            spark,
+            full,
+            group,
+            delete_paths,
+            with_location,
+            with_position,
+            constants_of(group, units, constants),
+        )
         for group in unique_name_rounds(units)
     ]
     result = parts[0]
@@ -249,7 +256,9 @@ def _units_in_worker(
         for text in descriptors.column(0).to_pylist():
             unit = _unit_from_json(text)
             for batch in read_unit_batches(ref, unit, instant, None):
-                arrays = [batch.column(i).cast(target.field(i).type) for i in range(batch.num_columns)]
+                arrays = [
+                    batch.column(i).cast(target.field(i).type) for i in range(batch.num_columns)
+                ]
                 if with_location:
                     arrays.append(pa.array([unit.location] * batch.num_rows, pa.string()))
                 yield pa.RecordBatch.from_arrays(arrays, schema=target)
@@ -295,7 +304,11 @@ def _read_by_field_id(
         [(_unit_to_json(u),) for u in units], "unit string"
     ).repartition(min(len(units), spark.sparkContext.defaultParallelism))
     body = functools.partial(
-        _units_in_worker, ref.path, dict(ref.options), instant, with_location,
+        _units_in_worker,
+        ref.path,
+        dict(ref.options),
+        instant,
+        with_location,
         to_arrow_schema(out, timezone="UTC", prefers_large_types=False),
     )
     return descriptors.mapInArrow(body, out)

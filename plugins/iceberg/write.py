@@ -66,7 +66,11 @@ def _table_properties(options: WriteOptions) -> dict[str, str]:
 
 
 def _create(
-    cat: Catalog, ident: str | tuple[str, ...], table: TableRef, df: DataFrame, options: WriteOptions
+    cat: Catalog,
+    ident: str | tuple[str, ...],
+    table: TableRef,
+    df: DataFrame,
+    options: WriteOptions,
 ) -> Table:
     from lakesieve.plugins.delta.schema import plain_schema
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -178,10 +182,18 @@ def _write_merge_on_read(
         partition_columns=(),
         file_schema=pa.schema(
             [
-                pa.field(FILE_PATH, pa.string(), False,
-                         metadata={b"PARQUET:field_id": str(snapshot.DELETE_FILE_PATH_ID).encode()}),
-                pa.field(POS, pa.int64(), False,
-                         metadata={b"PARQUET:field_id": str(snapshot.DELETE_POS_ID).encode()}),
+                pa.field(
+                    FILE_PATH,
+                    pa.string(),
+                    False,
+                    metadata={b"PARQUET:field_id": str(snapshot.DELETE_FILE_PATH_ID).encode()},
+                ),
+                pa.field(
+                    POS,
+                    pa.int64(),
+                    False,
+                    metadata={b"PARQUET:field_id": str(snapshot.DELETE_POS_ID).encode()},
+                ),
             ]
         ),
     )
@@ -192,11 +204,15 @@ def _write_merge_on_read(
     added: list[DataFile] = []
     if mode == "upsert":
         incoming = dedupe(frame, keys, options.precombine)
-        added = _data_files(table, ref.path, write_files(incoming, _layout(table, table.metadata.location), bucket))
+        added = _data_files(
+            table, ref.path, write_files(incoming, _layout(table, table.metadata.location), bucket)
+        )
     commit.row_delta(table, delete_files, added)
 
 
-def write_table(spark: SparkSession, ref: TableRef, df: DataFrame, options: WriteOptions) -> Instant:
+def write_table(
+    spark: SparkSession, ref: TableRef, df: DataFrame, options: WriteOptions
+) -> Instant:
     """Write ``df`` to the Iceberg table at ``ref.path`` as one snapshot; create it if needed.
 
     Raises:

@@ -113,7 +113,9 @@ def lakesieve_format_snapshot(table: TableRef, instant: str | None) -> Snapshot 
     if upto is None:
         return Snapshot(None, ())
     files = sorted((_second(st), name, st.st_size) for name, st in _files(table.path).items())
-    units = tuple(ReadUnit(name, name, size_bytes=size) for second, name, size in files if second <= upto)
+    units = tuple(
+        ReadUnit(name, name, size_bytes=size) for second, name, size in files if second <= upto
+    )
     return Snapshot(_instant(upto), units)
 
 
@@ -146,7 +148,11 @@ def lakesieve_format_read(
     schema = from_arrow_schema(lakesieve_format_schema(table, instant))
     if not units:
         frame = spark.createDataFrame([], schema)
-        return frame.withColumn(LOCATION_COLUMN, F.lit(None).cast("string")) if with_location else frame
+        return (
+            frame.withColumn(LOCATION_COLUMN, F.lit(None).cast("string"))
+            if with_location
+            else frame
+        )
     paths = [Path(table.path, u.location).as_uri() for u in units]
     frame = spark.read.schema(schema).parquet(*paths)
     if with_location:
