@@ -138,10 +138,7 @@ def _digits(value: decimal.Decimal) -> tuple[int, int]:
     _sign, digits, exponent = value.as_tuple()
     assert isinstance(exponent, int)
     scale = max(-exponent, 0)
-    precision = max(len(digits) + max(exponent, 0), scale, 1)
-    if len(digits) > scale:
-        precision = max(precision, len(digits))
-    return precision, scale
+    return max(len(digits) + max(exponent, 0), scale, 1), scale
 
 
 def number_literal(text: str) -> Typed:

@@ -35,8 +35,9 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from lakesieve.keys import is_injective, map_bound, map_key, map_keys_arrow
+from lakesieve.keys import is_injective, map_bound, map_key, map_keys_arrow, supported
 from lakesieve.model import KeyQuery
+from lakesieve.predicate import spark_type_of
 
 #: Columns of a stored delta.
 DELTA_COLUMNS = ("key", "location", "count")
@@ -105,22 +106,8 @@ def _scalar(value: Any, type_: pa.DataType) -> pa.Scalar:
 
 def _mapped_key_type(type_: pa.DataType) -> str | None:
     """The Spark key type whose integer mapping compares ``type_``'s values exactly, if any."""
-    if pa.types.is_integer(type_):
-        return "bigint"
-    if pa.types.is_boolean(type_):
-        return "boolean"
-    if pa.types.is_date(type_):
-        return "date"
-    if pa.types.is_timestamp(type_):
-        return "timestamp"
-    if pa.types.is_float32(type_):
-        return "float"
-    if pa.types.is_floating(type_):
-        return "double"
-    if pa.types.is_decimal(type_):
-        key_type = f"decimal({type_.precision},{type_.scale})"
-        return key_type if is_injective(key_type) else None
-    return None
+    key_type = spark_type_of(type_)
+    return key_type if supported(key_type) and is_injective(key_type) else None
 
 
 def _mapped_matches(keys: pa.ChunkedArray, query: KeyQuery, key_type: str) -> Any:

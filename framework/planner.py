@@ -139,9 +139,7 @@ def _eval(node: Predicate, by_column: dict[str, list[LoadedIndex]]) -> Answer:
     # ``node`` has no NOT, so it is monotone in its leaves: a leaf that is NULL
     # (Const(None), a comparison on a NULL value) can be read as FALSE, since a
     # row is kept only where the whole predicate is TRUE
-    if isinstance(node, Const):
-        return ALL if node.value else frozenset()
-    if isinstance(node, ColumnTruth):
+    if isinstance(node, Const | ColumnTruth):
         return ALL if node.value else frozenset()
     if isinstance(node, InList) and node.negated and node.has_null:
         return frozenset()
