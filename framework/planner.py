@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakesieve import registry
-from lakesieve.model import KeyQuery, LookupResult
-from lakesieve.predicate import (
+from lakesieve.expressions import (
     And,
     Between,
     ColumnTruth,
@@ -23,10 +22,13 @@ from lakesieve.predicate import (
     Const,
     InList,
     IsNull,
+    Not,
     Or,
     Predicate,
+    PredicateVisitor,
     push_not,
 )
+from lakesieve.model import KeyQuery, LookupResult
 from lakesieve.store import IndexDefinition, IndexState
 
 ALL = None  # the answer "every location"
@@ -68,9 +70,10 @@ class LoadedIndex:
         return self.obj is not None and not self.error
 
 
-def leaf_queries(node: Predicate) -> list[KeyQuery] | None:
-    """The key queries whose union covers a leaf, or ``None`` when no index can help."""
-    if isinstance(node, Compare):
+class _LeafQueries(PredicateVisitor[list[KeyQuery] | None]):
+    """The key queries whose union covers a leaf; ``None`` where no index can help."""
+
+    def visit_compare(self, node: Compare) -> list[KeyQuery] | None:
         v = node.value
         return {
             "=": [KeyQuery("points", values=(v,))],
@@ -79,19 +82,44 @@ def leaf_queries(node: Predicate) -> list[KeyQuery] | None:
             ">": [KeyQuery("range", low=v, low_inclusive=False)],
             ">=": [KeyQuery("range", low=v, low_inclusive=True)],
         }.get(node.op)
-    if isinstance(node, InList):
+
+    def visit_in_list(self, node: InList) -> list[KeyQuery] | None:
         # x NOT IN (..., NULL) is never TRUE; the planner answers it before asking here
         return None if node.negated else [KeyQuery("points", values=tuple(node.values))]
-    if isinstance(node, Between):
+
+    def visit_between(self, node: Between) -> list[KeyQuery] | None:
         if not node.negated:
             return [KeyQuery("range", low=node.low, high=node.high)]
         return [
             KeyQuery("range", high=node.low, high_inclusive=False),
             KeyQuery("range", low=node.high, low_inclusive=False),
         ]
-    if isinstance(node, IsNull):
+
+    def visit_is_null(self, node: IsNull) -> list[KeyQuery] | None:
         return None if node.negated else [KeyQuery("is_null")]
-    return None
+
+    def visit_column_truth(self, node: ColumnTruth) -> list[KeyQuery] | None:
+        return None
+
+    def visit_const(self, node: Const) -> list[KeyQuery] | None:
+        return None
+
+    def visit_and(self, node: And) -> list[KeyQuery] | None:
+        return None
+
+    def visit_or(self, node: Or) -> list[KeyQuery] | None:
+        return None
+
+    def visit_not(self, node: Not) -> list[KeyQuery] | None:
+        return None
+
+
+_LEAF_QUERIES = _LeafQueries()
+
+
+def leaf_queries(node: Predicate) -> list[KeyQuery] | None:
+    """The key queries whose union covers a leaf, or ``None`` when no index can help."""
+    return _LEAF_QUERIES.visit(node)
 
 
 def _ask(index: LoadedIndex, queries: list[KeyQuery]) -> Answer:
@@ -127,24 +155,57 @@ def _ask(index: LoadedIndex, queries: list[KeyQuery]) -> Answer:
     return frozenset(found | index.added_for_staleness)
 
 
-def evaluate(node: Predicate, by_column: dict[str, list[LoadedIndex]]) -> Answer:
-    """Locations that may hold rows matching ``node`` (``None`` = all).
+class _Evaluator(PredicateVisitor[Answer]):
+    """Locations that may hold rows matching a NOT-free bound tree (``None`` = all).
 
-    ``node`` must be bound; NOT is pushed down first.
+    The tree has no NOT, so it is monotone in its leaves: a leaf that is NULL
+    (``Const(None)``, a comparison on a NULL value) can be read as FALSE, since
+    a row is kept only where the whole predicate is TRUE.
     """
-    return _eval(push_not(node), by_column)
 
+    def __init__(self, by_column: dict[str, list[LoadedIndex]]) -> None:
+        self.by_column = by_column
 
-def _eval(node: Predicate, by_column: dict[str, list[LoadedIndex]]) -> Answer:
-    # ``node`` has no NOT, so it is monotone in its leaves: a leaf that is NULL
-    # (Const(None), a comparison on a NULL value) can be read as FALSE, since a
-    # row is kept only where the whole predicate is TRUE
-    if isinstance(node, Const | ColumnTruth):
+    def _lookup(self, column: str, queries: list[KeyQuery] | None) -> Answer:
+        """The tightest answer of the usable indexes on ``column`` for ``queries``."""
+        if queries is None:
+            return ALL
+        best: Answer = ALL
+        for index in self.by_column.get(column, []):
+            if not index.usable:
+                continue
+            answer = _ask(index, queries)
+            if answer is None:
+                continue
+            index.answered += 1
+            index.selected |= answer
+            best = answer if best is None else best & answer
+        return best
+
+    def visit_compare(self, node: Compare) -> Answer:
+        return self._lookup(node.column, _LEAF_QUERIES.visit_compare(node))
+
+    def visit_in_list(self, node: InList) -> Answer:
+        if node.negated and node.has_null:
+            return frozenset()
+        return self._lookup(node.column, _LEAF_QUERIES.visit_in_list(node))
+
+    def visit_between(self, node: Between) -> Answer:
+        return self._lookup(node.column, _LEAF_QUERIES.visit_between(node))
+
+    def visit_is_null(self, node: IsNull) -> Answer:
+        return self._lookup(node.column, _LEAF_QUERIES.visit_is_null(node))
+
+    def visit_column_truth(self, node: ColumnTruth) -> Answer:
         return ALL if node.value else frozenset()
-    if isinstance(node, InList) and node.negated and node.has_null:
-        return frozenset()
-    if isinstance(node, And):
-        answers = [_eval(c, by_column) for c in node.children]
+
+    def visit_const(self, node: Const) -> Answer:
+        return ALL if node.value else frozenset()
+
+    def visit_and(self, node: And) -> Answer:
+        answers: list[Answer] = []
+        for c in node.children:
+            answers.append(c.accept(self))
         known = [a for a in answers if a is not None]
         if not known:
             return ALL
@@ -152,26 +213,24 @@ def _eval(node: Predicate, by_column: dict[str, list[LoadedIndex]]) -> Answer:
         for k in known[1:]:
             out = out & k
         return out
-    if isinstance(node, Or):
+
+    def visit_or(self, node: Or) -> Answer:
         acc: set[str] = set()
         for child in node.children:
-            sub = _eval(child, by_column)
+            sub = child.accept(self)
             if sub is None:
                 return ALL
             acc |= sub
         return frozenset(acc)
-    queries = leaf_queries(node)
-    column = getattr(node, "column", None)
-    if queries is None or column is None:
+
+    def visit_not(self, node: Not) -> Answer:
+        # evaluate() pushes NOT down first; a NOT left here is answered without pruning
         return ALL
-    best: Answer = ALL
-    for index in by_column.get(column, []):
-        if not index.usable:
-            continue
-        answer = _ask(index, queries)
-        if answer is None:
-            continue
-        index.answered += 1
-        index.selected |= answer
-        best = answer if best is None else best & answer
-    return best
+
+
+def evaluate(node: Predicate, by_column: dict[str, list[LoadedIndex]]) -> Answer:
+    """Locations that may hold rows matching ``node`` (``None`` = all).
+
+    ``node`` must be bound; NOT is pushed down first.
+    """
+    return _Evaluator(by_column).visit(push_not(node))
