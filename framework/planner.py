@@ -1,7 +1,7 @@
 """The planner: turn a bound predicate into the set of locations to read.
 
-It walks the predicate itself (AND intersects, OR unites, NOT is pushed to
-the leaves first) and asks each index only about one leaf at a time, in the
+It walks the predicate itself, once (AND intersects, OR unites, NOT is pushed
+to the leaves on the way) and asks each index only about one leaf at a time, in the
 shape of a :class:`~lakesieve.model.KeyQuery`. Anything it cannot translate,
 and any index that fails, means "every location may match" — never fewer
 locations than the truth.
@@ -155,16 +155,42 @@ def _ask(index: LoadedIndex, queries: list[KeyQuery]) -> Answer:
     return frozenset(found | index.added_for_staleness)
 
 
-class _Evaluator(PredicateVisitor[Answer]):
-    """Locations that may hold rows matching a NOT-free bound tree (``None`` = all).
+def _combine(answers: list[Answer], union: bool) -> Answer:
+    """The union of ``answers`` (none of them ALL), or the intersection of the known ones."""
+    if union:
+        acc: set[str] = set()
+        for sub in answers:
+            acc |= sub or frozenset()
+        return frozenset(acc)
+    known = [a for a in answers if a is not None]
+    if not known:
+        return ALL
+    out = known[0]
+    for k in known[1:]:
+        out = out & k
+    return out
 
-    The tree has no NOT, so it is monotone in its leaves: a leaf that is NULL
-    (``Const(None)``, a comparison on a NULL value) can be read as FALSE, since
-    a row is kept only where the whole predicate is TRUE.
+
+class _Evaluator(PredicateVisitor[Answer]):
+    """Locations that may hold rows matching a bound tree (``None`` = all), in one walk.
+
+    NOT is pushed down on the way: the evaluator with ``negate`` answers the
+    negation of the node it visits (AND and OR swap, a leaf is answered as
+    its negated leaf), so the tree it answers has no NOT and is monotone in
+    its leaves. A leaf that is NULL (``Const(None)``, a comparison on a NULL
+    value) can then be read as FALSE, since a row is kept only where the
+    whole predicate is TRUE.
     """
 
-    def __init__(self, by_column: dict[str, list[LoadedIndex]]) -> None:
+    def __init__(
+        self,
+        by_column: dict[str, list[LoadedIndex]],
+        negate: bool = False,
+        flipped: _Evaluator | None = None,
+    ) -> None:
         self.by_column = by_column
+        self.negate = negate
+        self.flipped = flipped if flipped is not None else _Evaluator(by_column, not negate, self)
 
     def _lookup(self, column: str, queries: list[KeyQuery] | None) -> Answer:
         """The tightest answer of the usable indexes on ``column`` for ``queries``."""
@@ -183,54 +209,67 @@ class _Evaluator(PredicateVisitor[Answer]):
         return best
 
     def visit_compare(self, node: Compare) -> Answer:
+        if self.negate:
+            return push_not(node, negate=True).accept(self.flipped)
         return self._lookup(node.column, _LEAF_QUERIES.visit_compare(node))
 
     def visit_in_list(self, node: InList) -> Answer:
+        if self.negate:
+            return push_not(node, negate=True).accept(self.flipped)
         if node.negated and node.has_null:
             return frozenset()
         return self._lookup(node.column, _LEAF_QUERIES.visit_in_list(node))
 
     def visit_between(self, node: Between) -> Answer:
+        if self.negate:
+            return push_not(node, negate=True).accept(self.flipped)
         return self._lookup(node.column, _LEAF_QUERIES.visit_between(node))
 
     def visit_is_null(self, node: IsNull) -> Answer:
+        if self.negate:
+            return push_not(node, negate=True).accept(self.flipped)
         return self._lookup(node.column, _LEAF_QUERIES.visit_is_null(node))
 
     def visit_column_truth(self, node: ColumnTruth) -> Answer:
+        if self.negate:
+            return push_not(node, negate=True).accept(self.flipped)
         return ALL if node.value else frozenset()
 
     def visit_const(self, node: Const) -> Answer:
+        if self.negate:
+            return push_not(node, negate=True).accept(self.flipped)
         return ALL if node.value else frozenset()
 
-    def visit_and(self, node: And) -> Answer:
-        answers: list[Answer] = []
-        for c in node.children:
-            answers.append(c.accept(self))
-        known = [a for a in answers if a is not None]
-        if not known:
-            return ALL
-        out = known[0]
-        for k in known[1:]:
-            out = out & k
-        return out
+    # AND and OR visit their children in a plain loop here rather than in a shared
+    # helper, which would cost a frame per tree level
 
-    def visit_or(self, node: Or) -> Answer:
-        acc: set[str] = set()
+    def visit_and(self, node: And) -> Answer:
+        union = self.negate  # NOT (a AND b) is (NOT a) OR (NOT b)
+        answers: list[Answer] = []
         for child in node.children:
             sub = child.accept(self)
-            if sub is None:
+            if union and sub is None:
                 return ALL
-            acc |= sub
-        return frozenset(acc)
+            answers.append(sub)
+        return _combine(answers, union)
+
+    def visit_or(self, node: Or) -> Answer:
+        union = not self.negate  # NOT (a OR b) is (NOT a) AND (NOT b)
+        answers: list[Answer] = []
+        for child in node.children:
+            sub = child.accept(self)
+            if union and sub is None:
+                return ALL
+            answers.append(sub)
+        return _combine(answers, union)
 
     def visit_not(self, node: Not) -> Answer:
-        # evaluate() pushes NOT down first; a NOT left here is answered without pruning
-        return ALL
+        return node.child.accept(self.flipped)
 
 
 def evaluate(node: Predicate, by_column: dict[str, list[LoadedIndex]]) -> Answer:
     """Locations that may hold rows matching ``node`` (``None`` = all).
 
-    ``node`` must be bound; NOT is pushed down first.
+    ``node`` must be bound. NOT is pushed down during the same walk.
     """
-    return _Evaluator(by_column).visit(push_not(node))
+    return _Evaluator(by_column).visit(node)
