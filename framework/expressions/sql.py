@@ -38,7 +38,7 @@ def quote_ident(name: str) -> str:
 def sql_literal(value: Any, col: BoundColumn) -> str:
     """Render a value of the column's comparison domain as a Spark SQL literal.
 
-    The text means the same value to Spark and to :func:`parse`. Floats are
+    The text means the same value to Spark and to :func:`~lakesieve.expressions.parse`. Floats are
     rendered as doubles (float columns compare in double); timestamps carry
     an explicit ``+00:00`` so Spark's session time zone does not matter.
     """
