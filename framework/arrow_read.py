@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from lakesieve import registry
 from lakesieve.errors import LakesieveError
-from lakesieve.predicate import to_arrow
+from lakesieve.expressions import to_arrow
 
 if TYPE_CHECKING:
     from lakesieve.table import Plan, Table

@@ -301,7 +301,7 @@ def _arrow_reads(
     full scan's row count with Spark's.
     """
     import pyarrow.dataset as ds
-    from lakesieve.predicate import bind, to_arrow
+    from lakesieve.expressions import bind, to_arrow
 
     bound = bind(q.where, table.schema(), table.path)
     expr = to_arrow(bound)
@@ -358,7 +358,7 @@ class _Reader:
 
     def read_units(self, where: str, units: tuple[Any, ...]) -> tuple[tuple[int, int], float, bool]:
         """``(result, seconds, shared)``: the rows of ``units`` matching ``where``."""
-        from lakesieve.predicate import bind
+        from lakesieve.expressions import bind
 
         key = (where, frozenset(u.location for u in units))
         if key in self.cache:
@@ -410,9 +410,9 @@ def _index_figures(
     ``rows_hint`` (its metadata's row count).
     """
     from lakesieve import registry
+    from lakesieve.expressions import bind
     from lakesieve.model import LOCATION_COLUMN, BuiltIndex
     from lakesieve.planner import LoadedIndex, evaluate
-    from lakesieve.predicate import bind
     from lakesieve.store import IndexDefinition
     from pyspark.sql import functions as F
 
@@ -503,8 +503,8 @@ def _layout_phase(
     from lakesieve import registry
     from lakesieve.bench_truth import true_locations
     from lakesieve.compare import column_compressed_bytes
+    from lakesieve.expressions import resolve_column
     from lakesieve.model import LOCATION_COLUMN
-    from lakesieve.predicate import resolve_column
 
     snapshot = ptable.snapshot()
     inst = snapshot.instant

@@ -20,8 +20,8 @@ from typing import Any
 
 from lakesieve import registry
 from lakesieve.errors import LakesieveError, UnknownPluginError
+from lakesieve.expressions import BoundColumn, bind, quote_ident, resolve_column, sql_literal
 from lakesieve.planner import LoadedIndex, evaluate
-from lakesieve.predicate import BoundColumn, _quote_ident, bind, resolve_column, sql_literal
 
 RANGE_FRACTIONS = {"range_0.01pct": 0.0001, "range_0.1pct": 0.001, "range_1pct": 0.01}
 KINDS = ("point", "in", *RANGE_FRACTIONS, "range_low", "range_high")
@@ -140,7 +140,7 @@ class _Queries:
     ) -> None:
         self.col = col
         rng = random.Random(seed)
-        ident = _quote_ident(col.name)
+        ident = quote_ident(col.name)
 
         def lit(v: Any) -> str:
             return sql_literal(v, col)

@@ -270,7 +270,7 @@ def _load_table(
     entry: Any,
     names_by_path: dict[str, dict[str, str]],
 ) -> TableSpec:
-    from lakesieve.predicate import resolve_column
+    from lakesieve.expressions import resolve_column
     from lakesieve.table import open as open_table
 
     tkey = _key("tables", label)

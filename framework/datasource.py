@@ -69,7 +69,7 @@ def _table(options: dict[str, str]) -> Any:
 
 def _literal(value: Any) -> Any:
     """Our predicate literal for a filter value, or ``None`` when it is not safe to plan on."""
-    from lakesieve.predicate import Literal
+    from lakesieve.expressions import Literal
 
     if isinstance(value, bool):
         return Literal("bool", "TRUE" if value else "FALSE")
@@ -97,7 +97,7 @@ def _literal(value: Any) -> Any:
 
 def filter_to_predicate(f: Filter) -> Any:
     """Translate one Spark filter into our predicate tree, or ``None`` if we cannot."""
-    from lakesieve import predicate as p
+    from lakesieve import expressions as p
 
     attr = getattr(f, "attribute", None)
     if attr is None or len(attr) != 1:
@@ -218,7 +218,7 @@ class LakesieveReader(DataSourceReader):
 
     def partitions(self) -> Sequence[InputPartition]:
         """One partition per read unit the indexes could not rule out."""
-        from lakesieve import predicate as p
+        from lakesieve import expressions as p
 
         table = _table(self.options)
         where: Any = None

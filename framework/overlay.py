@@ -35,9 +35,9 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from lakesieve.expressions import spark_type_of
 from lakesieve.keys import is_injective, map_bound, map_key, map_keys_arrow, supported
 from lakesieve.model import KeyQuery
-from lakesieve.predicate import spark_type_of
 
 #: Columns of a stored delta.
 DELTA_COLUMNS = ("key", "location", "count")

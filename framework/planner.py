@@ -1,7 +1,7 @@
 """The planner: turn a bound predicate into the set of locations to read.
 
-It walks the predicate itself (AND intersects, OR unites, NOT is pushed to
-the leaves first) and asks each index only about one leaf at a time, in the
+It walks the predicate itself, once (AND intersects, OR unites, NOT is pushed
+to the leaves on the way) and asks each index only about one leaf at a time, in the
 shape of a :class:`~lakesieve.model.KeyQuery`. Anything it cannot translate,
 and any index that fails, means "every location may match" — never fewer
 locations than the truth.
@@ -14,8 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakesieve import registry
-from lakesieve.model import KeyQuery, LookupResult
-from lakesieve.predicate import (
+from lakesieve.expressions import (
     And,
     Between,
     ColumnTruth,
@@ -23,10 +22,13 @@ from lakesieve.predicate import (
     Const,
     InList,
     IsNull,
+    Not,
     Or,
     Predicate,
+    PredicateVisitor,
     push_not,
 )
+from lakesieve.model import KeyQuery, LookupResult
 from lakesieve.store import IndexDefinition, IndexState
 
 ALL = None  # the answer "every location"
@@ -68,9 +70,10 @@ class LoadedIndex:
         return self.obj is not None and not self.error
 
 
-def leaf_queries(node: Predicate) -> list[KeyQuery] | None:
-    """The key queries whose union covers a leaf, or ``None`` when no index can help."""
-    if isinstance(node, Compare):
+class _LeafQueries(PredicateVisitor[list[KeyQuery] | None]):
+    """The key queries whose union covers a leaf; ``None`` where no index can help."""
+
+    def visit_compare(self, node: Compare) -> list[KeyQuery] | None:
         v = node.value
         return {
             "=": [KeyQuery("points", values=(v,))],
@@ -79,19 +82,44 @@ def leaf_queries(node: Predicate) -> list[KeyQuery] | None:
             ">": [KeyQuery("range", low=v, low_inclusive=False)],
             ">=": [KeyQuery("range", low=v, low_inclusive=True)],
         }.get(node.op)
-    if isinstance(node, InList):
+
+    def visit_in_list(self, node: InList) -> list[KeyQuery] | None:
         # x NOT IN (..., NULL) is never TRUE; the planner answers it before asking here
         return None if node.negated else [KeyQuery("points", values=tuple(node.values))]
-    if isinstance(node, Between):
+
+    def visit_between(self, node: Between) -> list[KeyQuery] | None:
         if not node.negated:
             return [KeyQuery("range", low=node.low, high=node.high)]
         return [
             KeyQuery("range", high=node.low, high_inclusive=False),
             KeyQuery("range", low=node.high, low_inclusive=False),
         ]
-    if isinstance(node, IsNull):
+
+    def visit_is_null(self, node: IsNull) -> list[KeyQuery] | None:
         return None if node.negated else [KeyQuery("is_null")]
-    return None
+
+    def visit_column_truth(self, node: ColumnTruth) -> list[KeyQuery] | None:
+        return None
+
+    def visit_const(self, node: Const) -> list[KeyQuery] | None:
+        return None
+
+    def visit_and(self, node: And) -> list[KeyQuery] | None:
+        return None
+
+    def visit_or(self, node: Or) -> list[KeyQuery] | None:
+        return None
+
+    def visit_not(self, node: Not) -> list[KeyQuery] | None:
+        return None
+
+
+_LEAF_QUERIES = _LeafQueries()
+
+
+def leaf_queries(node: Predicate) -> list[KeyQuery] | None:
+    """The key queries whose union covers a leaf, or ``None`` when no index can help."""
+    return _LEAF_QUERIES.visit(node)
 
 
 def _ask(index: LoadedIndex, queries: list[KeyQuery]) -> Answer:
@@ -127,51 +155,121 @@ def _ask(index: LoadedIndex, queries: list[KeyQuery]) -> Answer:
     return frozenset(found | index.added_for_staleness)
 
 
+def _combine(answers: list[Answer], union: bool) -> Answer:
+    """The union of ``answers`` (none of them ALL), or the intersection of the known ones."""
+    if union:
+        acc: set[str] = set()
+        for sub in answers:
+            acc |= sub or frozenset()
+        return frozenset(acc)
+    known = [a for a in answers if a is not None]
+    if not known:
+        return ALL
+    out = known[0]
+    for k in known[1:]:
+        out = out & k
+    return out
+
+
+class _Evaluator(PredicateVisitor[Answer]):
+    """Locations that may hold rows matching a bound tree (``None`` = all), in one walk.
+
+    NOT is pushed down on the way: the evaluator with ``negate`` answers the
+    negation of the node it visits (AND and OR swap, a leaf is answered as
+    its negated leaf), so the tree it answers has no NOT and is monotone in
+    its leaves. A leaf that is NULL (``Const(None)``, a comparison on a NULL
+    value) can then be read as FALSE, since a row is kept only where the
+    whole predicate is TRUE.
+    """
+
+    def __init__(
+        self,
+        by_column: dict[str, list[LoadedIndex]],
+        negate: bool = False,
+        flipped: _Evaluator | None = None,
+    ) -> None:
+        self.by_column = by_column
+        self.negate = negate
+        self.flipped = flipped if flipped is not None else _Evaluator(by_column, not negate, self)
+
+    def _lookup(self, column: str, queries: list[KeyQuery] | None) -> Answer:
+        """The tightest answer of the usable indexes on ``column`` for ``queries``."""
+        if queries is None:
+            return ALL
+        best: Answer = ALL
+        for index in self.by_column.get(column, []):
+            if not index.usable:
+                continue
+            answer = _ask(index, queries)
+            if answer is None:
+                continue
+            index.answered += 1
+            index.selected |= answer
+            best = answer if best is None else best & answer
+        return best
+
+    def visit_compare(self, node: Compare) -> Answer:
+        if self.negate:
+            return push_not(node, negate=True).accept(self.flipped)
+        return self._lookup(node.column, _LEAF_QUERIES.visit_compare(node))
+
+    def visit_in_list(self, node: InList) -> Answer:
+        if self.negate:
+            return push_not(node, negate=True).accept(self.flipped)
+        if node.negated and node.has_null:
+            return frozenset()
+        return self._lookup(node.column, _LEAF_QUERIES.visit_in_list(node))
+
+    def visit_between(self, node: Between) -> Answer:
+        if self.negate:
+            return push_not(node, negate=True).accept(self.flipped)
+        return self._lookup(node.column, _LEAF_QUERIES.visit_between(node))
+
+    def visit_is_null(self, node: IsNull) -> Answer:
+        if self.negate:
+            return push_not(node, negate=True).accept(self.flipped)
+        return self._lookup(node.column, _LEAF_QUERIES.visit_is_null(node))
+
+    def visit_column_truth(self, node: ColumnTruth) -> Answer:
+        if self.negate:
+            return push_not(node, negate=True).accept(self.flipped)
+        return ALL if node.value else frozenset()
+
+    def visit_const(self, node: Const) -> Answer:
+        if self.negate:
+            return push_not(node, negate=True).accept(self.flipped)
+        return ALL if node.value else frozenset()
+
+    # AND and OR visit their children in a plain loop here rather than in a shared
+    # helper, which would cost a frame per tree level
+
+    def visit_and(self, node: And) -> Answer:
+        union = self.negate  # NOT (a AND b) is (NOT a) OR (NOT b)
+        answers: list[Answer] = []
+        for child in node.children:
+            sub = child.accept(self)
+            if union and sub is None:
+                return ALL
+            answers.append(sub)
+        return _combine(answers, union)
+
+    def visit_or(self, node: Or) -> Answer:
+        union = not self.negate  # NOT (a OR b) is (NOT a) AND (NOT b)
+        answers: list[Answer] = []
+        for child in node.children:
+            sub = child.accept(self)
+            if union and sub is None:
+                return ALL
+            answers.append(sub)
+        return _combine(answers, union)
+
+    def visit_not(self, node: Not) -> Answer:
+        return node.child.accept(self.flipped)
+
+
 def evaluate(node: Predicate, by_column: dict[str, list[LoadedIndex]]) -> Answer:
     """Locations that may hold rows matching ``node`` (``None`` = all).
 
-    ``node`` must be bound; NOT is pushed down first.
+    ``node`` must be bound. NOT is pushed down during the same walk.
     """
-    return _eval(push_not(node), by_column)
-
-
-def _eval(node: Predicate, by_column: dict[str, list[LoadedIndex]]) -> Answer:
-    # ``node`` has no NOT, so it is monotone in its leaves: a leaf that is NULL
-    # (Const(None), a comparison on a NULL value) can be read as FALSE, since a
-    # row is kept only where the whole predicate is TRUE
-    if isinstance(node, Const | ColumnTruth):
-        return ALL if node.value else frozenset()
-    if isinstance(node, InList) and node.negated and node.has_null:
-        return frozenset()
-    if isinstance(node, And):
-        answers = [_eval(c, by_column) for c in node.children]
-        known = [a for a in answers if a is not None]
-        if not known:
-            return ALL
-        out = known[0]
-        for k in known[1:]:
-            out = out & k
-        return out
-    if isinstance(node, Or):
-        acc: set[str] = set()
-        for child in node.children:
-            sub = _eval(child, by_column)
-            if sub is None:
-                return ALL
-            acc |= sub
-        return frozenset(acc)
-    queries = leaf_queries(node)
-    column = getattr(node, "column", None)
-    if queries is None or column is None:
-        return ALL
-    best: Answer = ALL
-    for index in by_column.get(column, []):
-        if not index.usable:
-            continue
-        answer = _ask(index, queries)
-        if answer is None:
-            continue
-        index.answered += 1
-        index.selected |= answer
-        best = answer if best is None else best & answer
-    return best
+    return _Evaluator(by_column).visit(node)

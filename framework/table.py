@@ -26,10 +26,10 @@ from lakesieve.errors import (
     OptionError,
     TableNotFoundError,
 )
+from lakesieve.expressions import BoundPredicate, bind, resolve_column, to_sql
 from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant, Snapshot, TableRef, WriteOptions
 from lakesieve.overlay import DeltaOverlay
 from lakesieve.planner import LakesieveWarning, LoadedIndex, evaluate
-from lakesieve.predicate import BoundPredicate, bind, resolve_column, to_sql
 from lakesieve.refresh import (
     RefreshPolicy,
     RefreshResult,

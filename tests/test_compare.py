@@ -190,7 +190,7 @@ def test_query_set_for_dates_and_doubles() -> None:
 
     import pyarrow as pa
     from lakesieve.compare import KINDS, _Queries
-    from lakesieve.predicate import bind, resolve_column
+    from lakesieve.expressions import bind, resolve_column
 
     schema = pa.schema([("d", pa.date32()), ("x", pa.float64())])
     days = [dt.date(2024, 1, 1) + dt.timedelta(days=i) for i in range(0, 365, 5)]

@@ -18,8 +18,8 @@ import lakesieve
 import pyarrow as pa
 import pytest
 from lakesieve.errors import LakesieveError
+from lakesieve.expressions import sql_literal
 from lakesieve.planner import LakesieveWarning
-from lakesieve.predicate import sql_literal
 
 from .conftest import fixture_zips, unzip_fixture
 from .tables import hudi_rs_rows, rows_by_location, spark_where, true_locations
@@ -65,7 +65,7 @@ def test_fixture_pruned_reads_equal_hudi_rs(spark: Any, zip_path: Path, tmp_path
     )
     key_fields = props["hoodie.table.recordkey.fields"].split(",")
     schema = table.schema()
-    from lakesieve.predicate import resolve_column
+    from lakesieve.expressions import resolve_column
 
     key_col = resolve_column(schema, key_fields[0])
     others = [

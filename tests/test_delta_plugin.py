@@ -32,8 +32,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lakesieve import registry
 from lakesieve.errors import InstantNotFoundError, WriteError
+from lakesieve.expressions import bind, to_arrow
 from lakesieve.model import LOCATION_COLUMN, TableRef, WriteOptions
-from lakesieve.predicate import bind, to_arrow
 from lakesieve.table import write
 
 pytestmark = pytest.mark.spark

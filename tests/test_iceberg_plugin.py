@@ -28,11 +28,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lakesieve import registry
 from lakesieve.errors import InstantNotFoundError, OptionError, WriteError
+from lakesieve.expressions import bind, to_arrow
 from lakesieve.model import LOCATION_COLUMN, TableRef, WriteOptions
 from lakesieve.plugins.iceberg import catalog, commit
 from lakesieve.plugins.iceberg.errors import IcebergFeatureError
 from lakesieve.plugins.iceberg.identify import latest_metadata_file
-from lakesieve.predicate import bind, to_arrow
 from lakesieve.table import write
 from pyiceberg.table import StaticTable
 

@@ -10,9 +10,9 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lakesieve.expressions import And, Between, Compare, Const, InList, IsNull, Not, Or, Predicate
 from lakesieve.model import KeyQuery, LookupResult
 from lakesieve.planner import LoadedIndex, evaluate, leaf_queries
-from lakesieve.predicate import And, Between, Compare, Const, InList, IsNull, Not, Or, Predicate
 from lakesieve.store import IndexDefinition, IndexState
 
 from .test_predicate import _eval, trees

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lakesieve.errors import ColumnNotFoundError, PredicateError
-from lakesieve.predicate import (
+from lakesieve.expressions import (
     And,
     Between,
     ColumnTruth,
@@ -200,7 +200,7 @@ def test_push_not_keeps_the_same_rows(tree: Predicate) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=12))
 def test_string_literals_round_trip_through_our_parser(value: str) -> None:
-    from lakesieve.predicate import BoundColumn, sql_literal
+    from lakesieve.expressions import BoundColumn, sql_literal
 
     col = BoundColumn("s", pa.string(), "string")
     bound = bind(f"s = {sql_literal(value, col)}", SCHEMA)

@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lakesieve.predicate import BoundColumn, sql_literal
+from lakesieve.expressions import BoundColumn, sql_literal
 
 pytestmark = pytest.mark.spark
 
@@ -42,7 +42,7 @@ def test_decimal_literals_are_not_rounded(spark: Any, values: list, literal: Any
     """``x <= 1.505`` on decimal(10,2) keeps exactly the values <= 1.505, as an index assumes."""
     import decimal
 
-    from lakesieve.predicate import bind, to_sql
+    from lakesieve.expressions import bind, to_sql
 
     schema = pa.schema([("x", pa.decimal128(10, 2))])
     df = spark.createDataFrame([(v,) for v in values], "x decimal(10,2)")

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lakesieve.errors import PredicateError
-from lakesieve.predicate import bind, to_arrow, to_sql
+from lakesieve.expressions import bind, to_arrow, to_sql
 
 pytestmark = pytest.mark.spark
 

@@ -72,9 +72,9 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from lakesieve import registry
 from lakesieve.errors import AmbiguousFormatError, TableNotFoundError
+from lakesieve.expressions import bind, to_arrow
 from lakesieve.hookspecs import hookimpl
 from lakesieve.model import LOCATION_COLUMN, Instant, Snapshot
-from lakesieve.predicate import bind, to_arrow
 from lakesieve.table import Table
 
 __all__ = ["COLUMNS", "ContractTable", "FormatContract", "contract_rows", "predicates"]

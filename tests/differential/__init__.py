@@ -5,7 +5,7 @@
   pyiceberg, lakesieve's Hudi copy-on-write and merge-on-read writer), mutating
   them, and reading them back natively, row by row with each row's location.
 - :mod:`.predicates`: predicate texts over the whole grammar of
-  :mod:`lakesieve.predicate`, adversarial literals included.
+  :mod:`lakesieve.expressions`, adversarial literals included.
 - :mod:`.oracle`: Spark SQL evaluating a predicate text over the native rows,
   and the NaN/NULL-safe multiset comparison of row sets.
 """

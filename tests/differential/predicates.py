@@ -1,4 +1,4 @@
-"""Predicate texts over the whole grammar of :mod:`lakesieve.predicate`, as hypothesis strategies.
+"""Predicate texts over the whole grammar of :mod:`lakesieve.expressions`, as hypothesis strategies.
 
 Literals come mostly from the table's own values (so predicates match rows)
 rendered as Spark SQL literals, and otherwise from adversarial pools: NULL,

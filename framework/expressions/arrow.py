@@ -27,22 +27,21 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from lakesieve.errors import PredicateError
-from lakesieve.literals import is_float_type, normalize_double
-from lakesieve.predicate import And as AndNode
-from lakesieve.predicate import (
+
+from .binding import BoundColumn, BoundPredicate
+from .literals import is_float_type, normalize_double
+from .nodes import (
+    And,
     Between,
-    BoundColumn,
-    BoundPredicate,
     ColumnTruth,
     Compare,
     Const,
     InList,
     IsNull,
     Not,
-    Predicate,
+    Or,
 )
-from lakesieve.predicate import Or as OrNode
+from .visitor import PredicateVisitor
 
 _NULL = pc.scalar(pa.scalar(None, pa.bool_()))
 _TRUE = pc.scalar(True)
@@ -130,41 +129,54 @@ def _in_list(col: BoundColumn, node: InList) -> Any:
     return pc.invert(matched) if node.negated else matched
 
 
+class _ArrowRenderer(PredicateVisitor[Any]):
+    """One ``pyarrow.compute.Expression`` per node."""
+
+    def __init__(self, columns: dict[str, BoundColumn]) -> None:
+        self.columns = columns
+
+    def visit_compare(self, node: Compare) -> Any:
+        return _compare(self.columns[node.column], node.op, node.value)
+
+    def visit_in_list(self, node: InList) -> Any:
+        return _in_list(self.columns[node.column], node)
+
+    def visit_between(self, node: Between) -> Any:
+        col = self.columns[node.column]
+        inside = _compare(col, ">=", node.low) & _compare(col, "<=", node.high)
+        return pc.invert(inside) if node.negated else inside
+
+    def visit_is_null(self, node: IsNull) -> Any:
+        valid = pc.is_valid(pc.field(self.columns[node.column].name))
+        return valid if node.negated else pc.invert(valid)
+
+    def visit_column_truth(self, node: ColumnTruth) -> Any:
+        name = self.columns[node.column].name
+        return _unless_null(pc.field(name), _TRUE if node.value else _FALSE)
+
+    def visit_const(self, node: Const) -> Any:
+        return _NULL if node.value is None else (_TRUE if node.value else _FALSE)
+
+    def visit_and(self, node: And) -> Any:
+        out = node.children[0].accept(self)
+        for c in node.children[1:]:
+            out = out & c.accept(self)
+        return out
+
+    def visit_or(self, node: Or) -> Any:
+        out = node.children[0].accept(self)
+        for c in node.children[1:]:
+            out = out | c.accept(self)
+        return out
+
+    def visit_not(self, node: Not) -> Any:
+        return pc.invert(node.child.accept(self))
+
+
 def to_arrow(bound: BoundPredicate) -> Any:
     """Render ``bound`` as a ``pyarrow.compute.Expression``.
 
     Rows where the expression is NULL are dropped by ``Table.filter``, which
     matches SQL's WHERE.
     """
-
-    def render(node: Predicate) -> Any:
-        if isinstance(node, Const):
-            return _NULL if node.value is None else (_TRUE if node.value else _FALSE)
-        if isinstance(node, AndNode):
-            out = render(node.children[0])
-            for c in node.children[1:]:
-                out = out & render(c)
-            return out
-        if isinstance(node, OrNode):
-            out = render(node.children[0])
-            for c in node.children[1:]:
-                out = out | render(c)
-            return out
-        if isinstance(node, Not):
-            return pc.invert(render(node.child))
-        col = bound.columns[node.column]
-        if isinstance(node, ColumnTruth):
-            return _unless_null(pc.field(col.name), _TRUE if node.value else _FALSE)
-        if isinstance(node, Compare):
-            return _compare(col, node.op, node.value)
-        if isinstance(node, InList):
-            return _in_list(col, node)
-        if isinstance(node, Between):
-            inside = _compare(col, ">=", node.low) & _compare(col, "<=", node.high)
-            return pc.invert(inside) if node.negated else inside
-        if isinstance(node, IsNull):
-            valid = pc.is_valid(pc.field(col.name))
-            return valid if node.negated else pc.invert(valid)
-        raise PredicateError(f"unsupported predicate node {node!r}")
-
-    return render(bound.node)
+    return _ArrowRenderer(bound.columns).visit(bound.node)
