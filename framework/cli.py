@@ -354,14 +354,25 @@ def cmd_query(args: argparse.Namespace) -> int:
 
 def cmd_bench(args: argparse.Namespace) -> int:
     """``lakesieve bench``: measured figures as JSON (see BENCHMARKS.md)."""
-    from lakesieve.benchmark import run
+    from lakesieve.bench import require_extra
 
-    return run(args)
+    require_extra("lakesieve bench")
+    from lakesieve.bench.runner import add_arguments, run
+    from lakesieve.cli_checks import validate_args
+
+    bench_parser = argparse.ArgumentParser(prog="lakesieve bench")
+    add_arguments(bench_parser)
+    bench_args = bench_parser.parse_args(args.bench_args)
+    validate_args(bench_args)
+    return run(bench_args)
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """``lakesieve demo``: the main job on an embedded default."""
-    from lakesieve.demo import run_demo
+    from lakesieve.bench import require_extra
+
+    require_extra("lakesieve demo")
+    from lakesieve.bench.demo import run_demo
 
     return run_demo(scale=args.scale, workdir=args.workdir)
 
@@ -387,9 +398,13 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """``lakesieve compare``: every index type on one column, measured on one seeded query set."""
     from lakesieve.compare import format_table
 
+    if args.html:
+        from lakesieve.bench import require_extra
+
+        require_extra("lakesieve compare --html", modules=("matplotlib",), program=False)
     result = _compare_figures(args)
     if args.html:
-        from lakesieve.report import write_html
+        from lakesieve.bench.compare_report import write_html
 
         written = write_html(result, args.html)
         print(f"report written to {written[0]} ({len(written) - 1} charts)", file=sys.stderr)
@@ -556,10 +571,11 @@ def build_parser() -> argparse.ArgumentParser:
     dm.add_argument("--workdir", help="where to put the data (default: a temporary folder)")
     dm.set_defaults(func=cmd_demo)
 
-    bn = sub.add_parser("bench", help="run a benchmark suite and print its figures as JSON")
-    from lakesieve.benchmark import add_arguments as add_bench_arguments
-
-    add_bench_arguments(bn)
+    # the options of ``bench`` live with the suites (lakesieve.bench.runner, the
+    # ``bench`` extra): its arguments are passed on and parsed by cmd_bench
+    bn = sub.add_parser(
+        "bench", help="run a benchmark suite and print its figures as JSON", add_help=False
+    )
     bn.set_defaults(func=cmd_bench)
 
     cp = sub.add_parser("compare", help="build every index type on a column and compare them")
@@ -589,7 +605,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lakesieve`` command."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "bench":
+        args.bench_args = rest
+    elif rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         from lakesieve.cli_checks import validate_args
 

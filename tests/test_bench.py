@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lakesieve.bench_native import NativeStats
-from lakesieve.bench_queries import KINDS, BenchQuery, literal, make_queries, to_domain
-from lakesieve.bench_report import END, START, render_markdown, update_section
+from lakesieve.bench.native import NativeStats
+from lakesieve.bench.queries import KINDS, BenchQuery, literal, make_queries, to_domain
+from lakesieve.bench.report import END, START, render_markdown, update_section
 from lakesieve.errors import LakesieveError
 
 
@@ -51,7 +51,7 @@ def test_query_errors_name_the_problem(args: tuple[Any, ...], message: str) -> N
 
 
 def test_unknown_layout_is_one_line_error() -> None:
-    from lakesieve.tpch import with_layout
+    from lakesieve.bench.tpch import with_layout
 
     with pytest.raises(LakesieveError, match="unknown layout 'zigzag'"):
         with_layout(None, "zigzag")  # type: ignore[arg-type]
@@ -125,7 +125,7 @@ def test_update_section_replaces_only_between_markers(tmp_path: Path) -> None:
 def test_ground_truth_matches_brute_force(spark: Any) -> None:
     import random
 
-    from lakesieve.bench_truth import true_locations
+    from lakesieve.bench.truth import true_locations
     from lakesieve.model import LOCATION_COLUMN
 
     rng = random.Random(7)
@@ -142,8 +142,8 @@ def test_ground_truth_matches_brute_force(spark: Any) -> None:
 
 @pytest.mark.spark
 def test_tiny_full_run_has_every_figure_and_passes_its_checks(spark: Any, tmp_path: Path) -> None:
-    from lakesieve.bench_full import FORMATS, INDEX_TYPES, FullConfig, run_full
-    from lakesieve.bench_report import write_charts
+    from lakesieve.bench.full import FORMATS, INDEX_TYPES, FullConfig, run_full
+    from lakesieve.bench.report import write_charts
 
     cfg = FullConfig(
         scale=0.001,

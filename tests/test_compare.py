@@ -9,10 +9,10 @@ from typing import Any
 import lakesieve
 import pytest
 from lakesieve.advise import advise, parse_workload, toml_fragment
+from lakesieve.bench.compare_report import write_html
 from lakesieve.cli import main
 from lakesieve.compare import compare_indexes
 from lakesieve.errors import ColumnNotFoundError, LakesieveError, UnknownPluginError
-from lakesieve.report import write_html
 
 from .tables import expected_rows, make_rows, sorted_rows, write_rows
 

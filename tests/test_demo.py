@@ -13,7 +13,7 @@ from typing import Any
 
 import lakesieve
 import pytest
-from lakesieve.demo import run_demo
+from lakesieve.bench.demo import run_demo
 
 from .tables import native_where, rows_repr
 

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from lakesieve.errors import WriteError
 from lakesieve.model import WriteOptions
 from lakesieve.plugins.hudi.avro_container import read_container
-from lakesieve.plugins.hudi.maintenance import (
+from lakesieve.plugins.hudi.services import (
     clean,
     cluster,
     compact,

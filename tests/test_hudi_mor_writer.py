@@ -24,9 +24,9 @@ from hypothesis import strategies as st
 from lakesieve import registry
 from lakesieve.errors import WriteError
 from lakesieve.model import WriteOptions
-from lakesieve.plugins.hudi import write_log_block as logs
-from lakesieve.plugins.hudi import write_table_config as cfg
 from lakesieve.plugins.hudi.partitions import location_of
+from lakesieve.plugins.hudi.writer import log_block as logs
+from lakesieve.plugins.hudi.writer import table_config as cfg
 from lakesieve.plugins.hudi.writer import write_table
 
 pytestmark = pytest.mark.spark

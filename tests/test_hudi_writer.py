@@ -28,12 +28,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lakesieve.errors import WriteError
 from lakesieve.model import Instant, WriteOptions
-from lakesieve.plugins.hudi import write_table_config as cfg
-from lakesieve.plugins.hudi.write_commit import next_instant
-from lakesieve.plugins.hudi.write_plan import assign_inserts, shuffle_keys, spark_int_hash
-from lakesieve.plugins.hudi.write_schema import META_COLUMNS, avro_schema
-from lakesieve.plugins.hudi.write_timeline import Slice
+from lakesieve.plugins.hudi.writer import table_config as cfg
 from lakesieve.plugins.hudi.writer import write_table
+from lakesieve.plugins.hudi.writer.commit import next_instant
+from lakesieve.plugins.hudi.writer.plan import assign_inserts, shuffle_keys, spark_int_hash
+from lakesieve.plugins.hudi.writer.schema import META_COLUMNS, avro_schema
+from lakesieve.plugins.hudi.writer.timeline import Slice
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 

@@ -158,25 +158,25 @@ class HudiMorMachine(RefreshMachine):
 
     @rule()
     def hudi_compaction(self) -> None:
-        from lakesieve.plugins.hudi import maintenance
+        from lakesieve.plugins.hudi import services as maintenance
 
         maintenance.compact(self.spark, str(self.path))
 
     @rule()
     def hudi_clustering(self) -> None:
-        from lakesieve.plugins.hudi import maintenance
+        from lakesieve.plugins.hudi import services as maintenance
 
         maintenance.cluster(self.spark, str(self.path), sort_by="d")
 
     @rule()
     def hudi_clean(self) -> None:
-        from lakesieve.plugins.hudi import maintenance
+        from lakesieve.plugins.hudi import services as maintenance
 
         maintenance.clean(str(self.path), retain_commits=50)
 
     @rule(keys=ids)
     def failed_write_rolled_back(self, keys: list[int]) -> None:
-        from lakesieve.plugins.hudi import maintenance
+        from lakesieve.plugins.hudi import services as maintenance
 
         maintenance.write_failed(
             self.spark,
@@ -214,6 +214,6 @@ def test_state_machine(spark: Any, machine: type[RefreshMachine]) -> None:
 
 def test_state_machine_hudi_mor(spark: Any) -> None:
     # shipped with lakesieve: a missing module is a failure, not a skip
-    import lakesieve.plugins.hudi.maintenance  # noqa: F401
+    import lakesieve.plugins.hudi.services  # noqa: F401
 
     run_state_machine_as_test(HudiMorMachine, settings=_settings())

@@ -19,18 +19,21 @@ import time
 from typing import Any
 
 import numpy as np
+from lakesieve.bench.tpch import with_layout
 from lakesieve.indexes.sieve import build as B
 from lakesieve.indexes.sieve.params import SieveParams
 from lakesieve.session import get_spark
-from lakesieve.tpch import with_layout
 from pyspark.sql import functions as F
 
 spark = get_spark()
 src = spark.read.parquet("bench-data/tpch-sf1.0/lineitem.parquet")
 base = with_layout(src, "interleaved")
-rel_str = base.select(F.col("l_orderkey").alias("key"),
-                      F.concat(F.lit("00000000-0000-loc-"), F.col("bucket").cast("string"), F.lit("-0_0-0-0"))
-                      .alias("location")).persist()
+rel_str = base.select(
+    F.col("l_orderkey").alias("key"),
+    F.concat(F.lit("00000000-0000-loc-"), F.col("bucket").cast("string"), F.lit("-0_0-0-0")).alias(
+        "location"
+    ),
+).persist()
 rel_int = base.select(F.col("l_orderkey").alias("key"), F.col("bucket").alias("loc_id")).persist()
 rows = rel_str.count()
 rel_int.count()
@@ -44,8 +47,9 @@ ids = np.arange(64, dtype=np.int64)
 
 def body(batches: Any) -> Any:
     """The walk of one range partition (two partitions, as the shipped build picks for SF1)."""
-    return B.walk_coded_partition(batches, "bigint", as_dict, params.budget_entries / 2, ids,
-                                  ids.astype(np.int32))
+    return B.walk_coded_partition(
+        batches, "bigint", as_dict, params.budget_entries / 2, ids, ids.astype(np.int32)
+    )
 
 
 def sort() -> None:
@@ -62,16 +66,29 @@ def known() -> None:
 
 def int_aggregate_first() -> None:
     agg = rel_int.groupBy("key", "loc_id").agg(F.count(F.lit(1)).alias("cnt"))
-    agg.repartitionByRange(2, "key").sortWithinPartitions("key", "loc_id").mapInArrow(body, B.SEGMENT_ROW_DDL).toArrow()
+    agg.repartitionByRange(2, "key").sortWithinPartitions("key", "loc_id").mapInArrow(
+        body, B.SEGMENT_ROW_DDL
+    ).toArrow()
 
 
 def int_range_first() -> None:
-    (rel_int.repartitionByRange(2, "key").groupBy("key", "loc_id").agg(F.count(F.lit(1)).alias("cnt"))
-     .sortWithinPartitions("key", "loc_id").mapInArrow(body, B.SEGMENT_ROW_DDL).toArrow())
+    (
+        rel_int.repartitionByRange(2, "key")
+        .groupBy("key", "loc_id")
+        .agg(F.count(F.lit(1)).alias("cnt"))
+        .sortWithinPartitions("key", "loc_id")
+        .mapInArrow(body, B.SEGMENT_ROW_DDL)
+        .toArrow()
+    )
 
 
-variants = {"sort": sort, "current": current, "known": known, "int_aggregate_first": int_aggregate_first,
-            "int_range_first": int_range_first}
+variants = {
+    "sort": sort,
+    "current": current,
+    "known": known,
+    "int_aggregate_first": int_aggregate_first,
+    "int_range_first": int_range_first,
+}
 times: dict[str, list[float]] = {k: [] for k in variants}
 for _ in range(4):
     for name, fn in variants.items():

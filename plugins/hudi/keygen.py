@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from lakesieve.plugins.hudi.write_table_config import COMPLEX_KEYGEN, NONPARTITIONED_KEYGEN
+from lakesieve.plugins.hudi.writer.table_config import COMPLEX_KEYGEN, NONPARTITIONED_KEYGEN
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 

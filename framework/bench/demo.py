@@ -22,9 +22,9 @@ def _say(msg: str) -> None:
 
 def run_demo(scale: float = 0.1, workdir: str | None = None, seed: int = 7) -> int:
     """Run the demo; returns the process exit status (non-zero if a check fails)."""
+    from lakesieve.bench.tpch import generate_lineitem, write_interleaved_hudi
     from lakesieve.session import get_spark
     from lakesieve.table import open as open_table
-    from lakesieve.tpch import generate_lineitem, write_interleaved_hudi
 
     started = time.perf_counter()
     root = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="lakesieve-demo-"))

@@ -3,7 +3,7 @@
 One run, one Spark session, all figures compared as ratios or counts:
 
 1. ``tpchgen-cli`` lineitem at the chosen scale, placed in four layouts
-   (:data:`lakesieve.tpch.LAYOUTS`) and written once per format (Hudi, Delta,
+   (:data:`lakesieve.bench.tpch.LAYOUTS`) and written once per format (Hudi, Delta,
    Iceberg) as ONE commit with one location per bucket.
 2. **Per layout** (measured once, on the first format's table; the (key,
    location) relation of a layout is the same in every format up to location
@@ -16,14 +16,14 @@ One run, one Spark session, all figures compared as ratios or counts:
 3. **Per format x layout**: the write; the location -> bucket map read from
    the data files' footers and the check that every bucket holds the same
    rows and key ranges as in the first format; the format's own statistics
-   pruning (:mod:`lakesieve.bench_native`) for every query; a Sieve index on
+   pruning (:mod:`lakesieve.bench.native`) for every query; a Sieve index on
    ``l_orderkey`` built through the product path (``Table.build_index``,
    table read included); end-to-end reads through lakesieve for a sample of
    queries, against a Spark full scan of the same files and a Spark read of
    the files the format's own statistics select. Every pruned read (every
    index type, and native) is compared with the full scan: rows and a hash
    sum must be equal. Reads of an identical file selection run once.
-4. Peak driver memory of a Sieve build and of lookups (:mod:`lakesieve.bench_memory`).
+4. Peak driver memory of a Sieve build and of lookups (:mod:`lakesieve.bench.memory`).
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lakesieve.bench_queries import KINDS, BenchQuery, make_queries, sample_keys
+from lakesieve.bench.queries import KINDS, BenchQuery, make_queries, sample_keys
 
 FORMATS = ("hudi", "delta", "iceberg")
 INDEX_TYPES = ("sieve", "zonemap", "bloom", "exact")
@@ -170,9 +170,9 @@ def _write_table(
 ) -> dict[str, Any]:
     import json
 
+    from lakesieve.bench.tpch import BUCKET_COLUMN
     from lakesieve.model import WriteOptions
     from lakesieve.table import write
-    from lakesieve.tpch import BUCKET_COLUMN
 
     marker = path.with_name(path.name + ".done.json")
     want = {"scale": cfg.scale, "rows": rows, "groups": cfg.groups, "runs": cfg.runs}
@@ -214,9 +214,9 @@ def _buckets(
 ) -> tuple[dict[str, int], dict[int, list[Any]]]:
     """``location -> bucket`` and ``bucket -> [rows, (min, max) per column]`` from the data files' footers."""
     import pyarrow.parquet as pq
-    from lakesieve.bench_native import _footer_bounds
+    from lakesieve.bench.native import _footer_bounds
+    from lakesieve.bench.tpch import BUCKET_COLUMN
     from lakesieve.errors import LakesieveError
-    from lakesieve.tpch import BUCKET_COLUMN
 
     loc_bucket: dict[str, int] = {}
     per_bucket: dict[int, list[Any]] = {}
@@ -501,7 +501,7 @@ def _layout_phase(
 ) -> list[_ColumnRun]:
     """Figures measured once per layout on the first format's table."""
     from lakesieve import registry
-    from lakesieve.bench_truth import true_locations
+    from lakesieve.bench.truth import true_locations
     from lakesieve.compare import column_compressed_bytes
     from lakesieve.expressions import resolve_column
     from lakesieve.model import LOCATION_COLUMN
@@ -622,8 +622,8 @@ def _format_phase(
     memory_probe: bool,
 ) -> tuple[dict[str, int], dict[int, list[Any]]]:
     """Per format x layout: layout check, native pruning, product Sieve build, end-to-end reads."""
-    from lakesieve.bench_memory import jvm_peak_bytes, lookup_memory, measure
-    from lakesieve.bench_native import native_stats
+    from lakesieve.bench.memory import jvm_peak_bytes, lookup_memory, measure
+    from lakesieve.bench.native import native_stats
     from lakesieve.errors import LakesieveError
     from lakesieve.table import open as open_table
 
@@ -780,9 +780,9 @@ def run_full(
 
     ``checkpoint`` is called with the figures so far after every layout.
     """
+    from lakesieve.bench.tpch import LAYOUT_DESCRIPTIONS, LAYOUTS, generate_lineitem
     from lakesieve.errors import LakesieveError
     from lakesieve.session import get_spark
-    from lakesieve.tpch import LAYOUT_DESCRIPTIONS, LAYOUTS, generate_lineitem
 
     say = progress or (lambda m: print(m, file=sys.stderr, flush=True))
     for name, values, known in (
@@ -867,8 +867,8 @@ def _run_layout(
     say: Callable[[str], None],
 ) -> None:
     """Write one layout in every format and measure it."""
+    from lakesieve.bench.tpch import with_layout
     from lakesieve.table import open as open_table
-    from lakesieve.tpch import with_layout
 
     t0 = time.perf_counter()
     base = with_layout(src_df, layout, cfg.groups, cfg.runs).persist()

@@ -5,14 +5,14 @@
 1. Check the options and the data's schema against the table (nothing is
    written when they are wrong: :class:`~lakesieve.errors.WriteError`).
 2. Roll back any write that started but never completed (markers), recording
-   a ``rollback`` instant (:mod:`.write_rollback`).
-3. Route every row to its target file group (:mod:`.write_plan`).
+   a ``rollback`` instant (:mod:`.rollback`).
+3. Route every row to its target file group (:mod:`.plan`).
 4. Write the requested and inflight instant files; run one Spark job that
-   handles each touched file group (:mod:`.write_task`); collect one stats
+   handles each touched file group (:mod:`.task`); collect one stats
    row per file. Copy-on-write rewrites the group into a new base file;
    merge-on-read (``table_type="mor"``, every write a ``deltacommit``)
    writes new file groups as base files and appends one log file to each
-   existing group (:mod:`.write_mor`).
+   existing group (:mod:`.mor`).
 5. Remove files of failed task attempts, write ``.hoodie_partition_metadata``
    for new partitions, then the completed ``<instant>.commit`` or
    ``<instant>.deltacommit``.
@@ -20,7 +20,7 @@
 With ``options.extra["fail_before_commit"] = "true"`` the write stops before
 step 5 and leaves its files and its inflight instant behind, as a crashed
 writer would (for tests); readers never show such a write, and the next write
-or :func:`lakesieve.plugins.hudi.maintenance.rollback_failed` rolls it back.
+or :func:`lakesieve.plugins.hudi.services.rollback_failed` rolls it back.
 
 Semantics, per ``options.mode``:
 
@@ -48,15 +48,15 @@ from collections.abc import Sequence
 
 from lakesieve.errors import WriteError
 from lakesieve.model import Instant, WriteOptions
-from lakesieve.plugins.hudi import write_table_config as cfg
-from lakesieve.plugins.hudi.write_commit import (
+from lakesieve.plugins.hudi.writer import table_config as cfg
+from lakesieve.plugins.hudi.writer.commit import (
     FileWrite,
     commit_metadata,
     inflight_metadata,
     next_instant,
     to_json_bytes,
 )
-from lakesieve.plugins.hudi.write_plan import (
+from lakesieve.plugins.hudi.writer.plan import (
     IndexedInputs,
     Routing,
     estimate_file_groups,
@@ -65,10 +65,10 @@ from lakesieve.plugins.hudi.write_plan import (
     route_bulk_insert,
     route_indexed,
 )
-from lakesieve.plugins.hudi.write_rollback import rollback_pending
-from lakesieve.plugins.hudi.write_schema import META_COLUMNS, file_schema
-from lakesieve.plugins.hudi.write_storage import TableStorage
-from lakesieve.plugins.hudi.write_task import (
+from lakesieve.plugins.hudi.writer.rollback import rollback_pending
+from lakesieve.plugins.hudi.writer.schema import META_COLUMNS, file_schema
+from lakesieve.plugins.hudi.writer.storage import TableStorage
+from lakesieve.plugins.hudi.writer.task import (
     ERROR_TAG,
     SHUFFLE_COLUMN,
     STATS_SCHEMA,
@@ -76,8 +76,8 @@ from lakesieve.plugins.hudi.write_task import (
     TaskPlan,
     WriteDataError,
 )
-from lakesieve.plugins.hudi.write_timeline import TimelineState, load_timeline, rollback_instant
-from lakesieve.plugins.hudi.write_validate import MODES, WriteJob, fail, validate
+from lakesieve.plugins.hudi.writer.timeline import TimelineState, load_timeline, rollback_instant
+from lakesieve.plugins.hudi.writer.validate import MODES, WriteJob, fail, validate
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 

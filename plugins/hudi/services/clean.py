@@ -18,11 +18,11 @@ import time
 from collections import defaultdict
 
 from lakesieve.model import Instant
-from lakesieve.plugins.hudi import write_table_config as cfg
-from lakesieve.plugins.hudi.maint_common import open_table_state, refuse
-from lakesieve.plugins.hudi.write_avro import CLEAN_METADATA, container
-from lakesieve.plugins.hudi.write_commit import next_instant
-from lakesieve.plugins.hudi.write_timeline import Slice, TimelineState
+from lakesieve.plugins.hudi.services.common import open_table_state, refuse
+from lakesieve.plugins.hudi.writer import table_config as cfg
+from lakesieve.plugins.hudi.writer.avro import CLEAN_METADATA, container
+from lakesieve.plugins.hudi.writer.commit import next_instant
+from lakesieve.plugins.hudi.writer.timeline import Slice, TimelineState
 
 
 def files_to_clean(state: TimelineState, retain_commits: int) -> list[str]:

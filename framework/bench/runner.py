@@ -73,11 +73,11 @@ def run_skeleton(
     scale: float = 1.0, workdir: str = "bench-data", queries: int = 200, seed: int = 42
 ) -> dict[str, Any]:
     """Run the skeleton benchmark and return its figures."""
+    from lakesieve.bench.tpch import generate_lineitem, write_interleaved_hudi
     from lakesieve.model import LOCATION_COLUMN
     from lakesieve.registry import call_first
     from lakesieve.session import get_spark
     from lakesieve.table import open as open_table
-    from lakesieve.tpch import generate_lineitem, write_interleaved_hudi
     from pyspark.sql import functions as F
 
     out: dict[str, Any] = {"suite": "skeleton", "scale": scale, "queries": queries, "seed": seed}
@@ -349,10 +349,10 @@ def _run_format(
 ) -> None:
     import shutil
 
+    from lakesieve.bench.tpch import BUCKET_COLUMN
     from lakesieve.model import WriteOptions
     from lakesieve.table import open as open_table
     from lakesieve.table import write
-    from lakesieve.tpch import BUCKET_COLUMN
 
     options = WriteOptions(
         mode="append",
@@ -477,13 +477,13 @@ def run_formats(
     """Issue 4's "done when": the interleaved lineitem as Delta and as Iceberg, Sieve vs each format's own stats."""
     import numpy as np
     import pyarrow.parquet as pq
-    from lakesieve.session import get_spark
-    from lakesieve.tpch import (
+    from lakesieve.bench.tpch import (
         BUCKET_COLUMN,
         RUN_COLUMN,
         generate_lineitem,
         with_interleaved_buckets,
     )
+    from lakesieve.session import get_spark
     from pyspark.sql import functions as F
 
     out: dict[str, Any] = {"suite": "formats", "scale": scale, "queries": queries, "seed": seed}
@@ -540,7 +540,7 @@ SUITES = ("full", "skeleton", "formats", "timeline")
 
 
 def add_arguments(p: Any) -> None:
-    """The options of ``lakesieve bench`` (shared by the CLI and ``python -m lakesieve.benchmark``)."""
+    """The options of ``lakesieve bench`` (shared by the CLI and ``python -m lakesieve.bench.runner``)."""
     p.add_argument(
         "--suite",
         default="full",
@@ -593,7 +593,7 @@ def add_arguments(p: Any) -> None:
 
 
 def _full_config(args: Any) -> Any:
-    from lakesieve.bench_full import FullConfig, quick_config
+    from lakesieve.bench.full import FullConfig, quick_config
 
     cfg = (
         quick_config(args.workdir, args.seed)
@@ -648,14 +648,14 @@ def run(args: Any) -> int:
     elif args.suite == "skeleton":
         figures = run_skeleton(scale, args.workdir, queries)
     elif args.suite == "timeline":
-        from lakesieve.bench_timeline import run_timeline
+        from lakesieve.bench.timeline import run_timeline
 
         figures = run_timeline(
             scale, args.workdir, commits=args.commits, points=queries, seed=args.seed
         )
     else:
-        from lakesieve.bench_full import run_full, to_text
-        from lakesieve.bench_report import render_markdown, update_section, write_charts
+        from lakesieve.bench.full import run_full, to_text
+        from lakesieve.bench.report import render_markdown, update_section, write_charts
 
         def partial(figs: dict[str, Any]) -> None:
             if args.json_path:
@@ -672,7 +672,7 @@ def run(args: Any) -> int:
                 ) from exc
             if figures.get("suite") != "full":
                 raise LakesieveError(f"--from-json {args.from_json!r} holds no full-suite figures")
-            from lakesieve.bench_full import targets
+            from lakesieve.bench.full import targets
 
             figures["targets"] = targets(figures)  # derived: stated as this version states them
         else:
@@ -705,7 +705,7 @@ def run(args: Any) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m lakesieve.benchmark [--suite full|skeleton|formats] ...``."""
+    """``python -m lakesieve.bench.runner [--suite full|skeleton|formats] ...``."""
     import argparse
 
     p = argparse.ArgumentParser(prog="lakesieve bench")

@@ -16,16 +16,16 @@ from typing import NoReturn
 
 from lakesieve.errors import WriteError
 from lakesieve.model import WriteOptions
-from lakesieve.plugins.hudi import write_table_config as cfg
 from lakesieve.plugins.hudi.keygen import KeySpec
-from lakesieve.plugins.hudi.write_schema import (
+from lakesieve.plugins.hudi.writer import table_config as cfg
+from lakesieve.plugins.hudi.writer.schema import (
     META_COLUMNS,
     SchemaProblem,
     avro_schema,
     schema_mismatch,
     table_column_order,
 )
-from lakesieve.plugins.hudi.write_timeline import TimelineState
+from lakesieve.plugins.hudi.writer.timeline import TimelineState
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 

@@ -16,11 +16,11 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
-from lakesieve.plugins.hudi.write_avro import ROLLBACK_METADATA, container
-from lakesieve.plugins.hudi.write_commit import next_instant
-from lakesieve.plugins.hudi.write_storage import TableStorage
-from lakesieve.plugins.hudi.write_table_config import HOODIE_DIR
-from lakesieve.plugins.hudi.write_timeline import TimelineState, instant_files, rollback_instant
+from lakesieve.plugins.hudi.writer.avro import ROLLBACK_METADATA, container
+from lakesieve.plugins.hudi.writer.commit import next_instant
+from lakesieve.plugins.hudi.writer.storage import TableStorage
+from lakesieve.plugins.hudi.writer.table_config import HOODIE_DIR
+from lakesieve.plugins.hudi.writer.timeline import TimelineState, instant_files, rollback_instant
 
 
 def _pending_action(storage: TableStorage, instant: str) -> str:

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from lakesieve.model import Instant, TableRef
-from lakesieve.plugins.hudi import write_table_config as cfg
-from lakesieve.plugins.hudi.maint_common import (
+from lakesieve.plugins.hudi.partitions import location_of
+from lakesieve.plugins.hudi.services.common import (
     collect_batches,
     open_table_state,
     refuse,
@@ -31,21 +31,21 @@ from lakesieve.plugins.hudi.maint_common import (
     task_token,
     write_base_file,
 )
-from lakesieve.plugins.hudi.partitions import location_of
 from lakesieve.plugins.hudi.spark_read import map_in_arrow
-from lakesieve.plugins.hudi.write_commit import (
+from lakesieve.plugins.hudi.writer import table_config as cfg
+from lakesieve.plugins.hudi.writer.commit import (
     FileWrite,
     commit_metadata,
     inflight_metadata,
     next_instant,
     to_json_bytes,
 )
-from lakesieve.plugins.hudi.write_plan import const_array
-from lakesieve.plugins.hudi.write_rollback import rollback_pending
-from lakesieve.plugins.hudi.write_schema import META_COLUMNS, file_schema
-from lakesieve.plugins.hudi.write_storage import TableStorage
-from lakesieve.plugins.hudi.write_task import _STATS_ARROW, STATS_SCHEMA
-from lakesieve.plugins.hudi.write_timeline import rollback_instant
+from lakesieve.plugins.hudi.writer.plan import const_array
+from lakesieve.plugins.hudi.writer.rollback import rollback_pending
+from lakesieve.plugins.hudi.writer.schema import META_COLUMNS, file_schema
+from lakesieve.plugins.hudi.writer.storage import TableStorage
+from lakesieve.plugins.hudi.writer.task import _STATS_ARROW, STATS_SCHEMA
+from lakesieve.plugins.hudi.writer.timeline import rollback_instant
 from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T

@@ -12,7 +12,7 @@ import datetime as dt
 import zlib
 from collections.abc import Mapping
 
-from lakesieve.plugins.hudi.write_storage import TableStorage
+from lakesieve.plugins.hudi.writer.storage import TableStorage
 
 HOODIE_DIR = ".hoodie"
 PROPERTIES_FILE = f"{HOODIE_DIR}/hoodie.properties"

@@ -16,12 +16,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from lakesieve.model import Instant, WriteOptions
-from lakesieve.plugins.hudi.maint_clean import clean
-from lakesieve.plugins.hudi.maint_cluster import cluster
-from lakesieve.plugins.hudi.maint_common import open_table_state
-from lakesieve.plugins.hudi.maint_compact import compact
-from lakesieve.plugins.hudi.write_rollback import rollback_pending
+from lakesieve.plugins.hudi.services.clean import clean
+from lakesieve.plugins.hudi.services.cluster import cluster
+from lakesieve.plugins.hudi.services.common import open_table_state
+from lakesieve.plugins.hudi.services.compact import compact
 from lakesieve.plugins.hudi.writer import FAIL_BEFORE_COMMIT, write_table
+from lakesieve.plugins.hudi.writer.rollback import rollback_pending
 from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["clean", "cluster", "compact", "rollback_failed", "write_failed"]

@@ -20,8 +20,7 @@ from collections.abc import Iterable, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 from lakesieve.model import Instant
-from lakesieve.plugins.hudi import write_table_config as cfg
-from lakesieve.plugins.hudi.maint_common import (
+from lakesieve.plugins.hudi.services.common import (
     open_table_state,
     refuse,
     select_slices,
@@ -30,17 +29,18 @@ from lakesieve.plugins.hudi.maint_common import (
 )
 from lakesieve.plugins.hudi.spark_read import map_in_arrow
 from lakesieve.plugins.hudi.unit_reader import conform, read_unit_batches
-from lakesieve.plugins.hudi.write_avro import COMPACTION_PLAN, container
-from lakesieve.plugins.hudi.write_commit import (
+from lakesieve.plugins.hudi.writer import table_config as cfg
+from lakesieve.plugins.hudi.writer.avro import COMPACTION_PLAN, container
+from lakesieve.plugins.hudi.writer.commit import (
     FileWrite,
     commit_metadata,
     next_instant,
     to_json_bytes,
 )
-from lakesieve.plugins.hudi.write_rollback import rollback_pending
-from lakesieve.plugins.hudi.write_storage import TableStorage
-from lakesieve.plugins.hudi.write_task import _STATS_ARROW, STATS_SCHEMA
-from lakesieve.plugins.hudi.write_timeline import Slice, rollback_instant
+from lakesieve.plugins.hudi.writer.rollback import rollback_pending
+from lakesieve.plugins.hudi.writer.storage import TableStorage
+from lakesieve.plugins.hudi.writer.task import _STATS_ARROW, STATS_SCHEMA
+from lakesieve.plugins.hudi.writer.timeline import Slice, rollback_instant
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 

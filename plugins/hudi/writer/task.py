@@ -26,9 +26,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from lakesieve.plugins.hudi.write_schema import META_COLUMNS
-from lakesieve.plugins.hudi.write_storage import TableStorage
-from lakesieve.plugins.hudi.write_timeline import Slice, marker_path
+from lakesieve.plugins.hudi.writer.schema import META_COLUMNS
+from lakesieve.plugins.hudi.writer.storage import TableStorage
+from lakesieve.plugins.hudi.writer.timeline import Slice, marker_path
 
 COMMIT_TIME, SEQNO, RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS
 FG_COLUMN = "_lakesieve_w_fg"
@@ -234,7 +234,7 @@ class FileGroupWriter:
         started = time.monotonic()
         prev_slice = plan.prev.get((partition_path, file_id))
         if plan.table_type == "mor" and prev_slice is not None:
-            from lakesieve.plugins.hudi.write_mor import append_to_slice
+            from lakesieve.plugins.hudi.writer.mor import append_to_slice
 
             return append_to_slice(self, prev_slice, group, task_id, token, seq)
         prev = (prev_slice.base_file, prev_slice.instant) if prev_slice is not None else None

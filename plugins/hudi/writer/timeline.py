@@ -24,9 +24,9 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from lakesieve.plugins.hudi.write_log_block import parse_log_file_name
-from lakesieve.plugins.hudi.write_storage import TableStorage
-from lakesieve.plugins.hudi.write_table_config import HOODIE_DIR
+from lakesieve.plugins.hudi.writer.log_block import parse_log_file_name
+from lakesieve.plugins.hudi.writer.storage import TableStorage
+from lakesieve.plugins.hudi.writer.table_config import HOODIE_DIR
 
 _INSTANT_FILE = re.compile(r"^(\d{14,17})\.([a-z_]+)(?:\.(requested|inflight))?$")
 MARKER_DIR = f"{HOODIE_DIR}/.temp"

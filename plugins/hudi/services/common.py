@@ -17,11 +17,11 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from lakesieve.errors import WriteError
-from lakesieve.plugins.hudi import write_table_config as cfg
 from lakesieve.plugins.hudi.partitions import location_of
-from lakesieve.plugins.hudi.write_schema import META_COLUMNS
-from lakesieve.plugins.hudi.write_storage import TableStorage
-from lakesieve.plugins.hudi.write_timeline import Slice, TimelineState, load_timeline, marker_path
+from lakesieve.plugins.hudi.writer import table_config as cfg
+from lakesieve.plugins.hudi.writer.schema import META_COLUMNS
+from lakesieve.plugins.hudi.writer.storage import TableStorage
+from lakesieve.plugins.hudi.writer.timeline import Slice, TimelineState, load_timeline, marker_path
 
 RECORD_KEY, FILE_NAME = META_COLUMNS[2], META_COLUMNS[4]
 

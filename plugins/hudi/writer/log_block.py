@@ -38,7 +38,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from lakesieve.plugins.hudi.write_schema import META_COLUMNS
+from lakesieve.plugins.hudi.writer.schema import META_COLUMNS
 
 MAGIC = b"#HUDI#"
 LOG_FORMAT_VERSION = 1

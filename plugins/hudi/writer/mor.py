@@ -1,6 +1,6 @@
 """Merge-on-read writes to an existing file group: one new log file per file group and commit.
 
-Inside a write task (:class:`~lakesieve.plugins.hudi.write_task.FileGroupWriter`),
+Inside a write task (:class:`~lakesieve.plugins.hudi.writer.task.FileGroupWriter`),
 rows routed to a file group that already has a slice are not merged into a new
 base file as in copy-on-write: they are appended as one new log file
 ``.<fileId>_<baseInstant>.log.<n>_<writeToken>`` next to the slice's base file,
@@ -26,19 +26,19 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from lakesieve.plugins.hudi.write_log_block import (
+from lakesieve.plugins.hudi.writer.log_block import (
     delete_block,
     log_file_name,
     parquet_data_block,
     parse_log_file_name,
     read_log_events,
 )
-from lakesieve.plugins.hudi.write_schema import META_COLUMNS
-from lakesieve.plugins.hudi.write_storage import TableStorage
-from lakesieve.plugins.hudi.write_timeline import Slice, marker_path
+from lakesieve.plugins.hudi.writer.schema import META_COLUMNS
+from lakesieve.plugins.hudi.writer.storage import TableStorage
+from lakesieve.plugins.hudi.writer.timeline import Slice, marker_path
 
 if TYPE_CHECKING:
-    from lakesieve.plugins.hudi.write_task import FileGroupWriter
+    from lakesieve.plugins.hudi.writer.task import FileGroupWriter
 
 RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS[2], META_COLUMNS[3], META_COLUMNS[4]
 
@@ -79,7 +79,7 @@ def append_to_slice(
     seq: int,
 ) -> tuple[dict[str, object] | None, int]:
     """Append one log file with this commit's rows (or deletes) to an existing file group."""
-    from lakesieve.plugins.hudi.write_task import dedupe
+    from lakesieve.plugins.hudi.writer.task import dedupe
 
     plan = writer.plan
     storage = plan.storage

@@ -36,10 +36,10 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from lakesieve.plugins.hudi.keygen import KeySpec
-from lakesieve.plugins.hudi.write_schema import META_COLUMNS
-from lakesieve.plugins.hudi.write_storage import TableStorage
-from lakesieve.plugins.hudi.write_task import FG_COLUMN, SHUFFLE_COLUMN, WriteDataError
-from lakesieve.plugins.hudi.write_timeline import Slice, TimelineState
+from lakesieve.plugins.hudi.writer.schema import META_COLUMNS
+from lakesieve.plugins.hudi.writer.storage import TableStorage
+from lakesieve.plugins.hudi.writer.task import FG_COLUMN, SHUFFLE_COLUMN, WriteDataError
+from lakesieve.plugins.hudi.writer.timeline import Slice, TimelineState
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -328,7 +328,7 @@ class _LogKeys:
         self.storage = storage
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from lakesieve.plugins.hudi.write_log_block import read_log_events
+        from lakesieve.plugins.hudi.writer.log_block import read_log_events
 
         for batch in batches:
             for row in batch.to_pylist():
