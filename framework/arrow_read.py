@@ -25,6 +25,7 @@ import pyarrow as pa
 from lakesieve import registry
 from lakesieve.errors import LakesieveError
 from lakesieve.expressions import to_arrow
+from lakesieve.files.batches import conform
 
 if TYPE_CHECKING:
     from lakesieve.table import Plan, Table
@@ -38,19 +39,6 @@ def _columns(schema: pa.Schema, columns: Sequence[str] | None, table: str) -> li
     if missing:
         raise LakesieveError(f"table {table} has no column {missing[0]!r}")
     return wanted
-
-
-def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.RecordBatch:
-    """``batch`` with exactly ``schema``'s columns, in its order and types."""
-    arrays = []
-    for f in schema:
-        i = batch.schema.get_field_index(f.name)
-        if i < 0:
-            arrays.append(pa.nulls(batch.num_rows, type=f.type))
-            continue
-        col = batch.column(i)
-        arrays.append(col if col.type == f.type else col.cast(f.type))
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
 def read_plan_arrow(
@@ -98,7 +86,7 @@ def read_plan_arrow(
             columns=need,
         )
         got = pa.Table.from_batches(
-            [_conform(b, read_schema) for b in batches if b.num_rows], schema=read_schema
+            [conform(b, read_schema) for b in batches if b.num_rows], schema=read_schema
         )
         if expr is not None and got.num_rows:
             got = got.filter(expr)

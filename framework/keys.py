@@ -53,6 +53,12 @@ widened to inclusive on the mapped value unless the bound maps exactly (see
 Two entry points agree exactly: :func:`map_key` for one Python value (query
 literals) and :func:`map_keys_arrow` for a pyarrow array (build time, inside
 Spark's Python workers).
+
+Index types that compare keys exactly rather than by interval (zone map,
+Bloom, exact) use :class:`lakesieve.key_order.KeyOrder`, which is built on
+this mapping: its ``int64`` form *is* :func:`map_keys_arrow` for the types
+on which the mapping is injective, and only strings, binaries and wide
+decimals get a lossless form of their own.
 """
 
 from __future__ import annotations
@@ -70,13 +76,16 @@ import pyarrow.compute as pc
 from lakesieve.errors import UnsupportedKeyTypeError
 
 __all__ = [
+    "DECIMAL_CONTEXT",
     "INT64_MAX",
     "INT64_MIN",
+    "MICROS_PER_DAY",
     "KeyKind",
     "is_injective",
     "map_bound",
     "map_key",
     "map_keys_arrow",
+    "micros",
     "parse_key_type",
     "supported",
 ]
@@ -92,7 +101,8 @@ _EPOCH_NAIVE = _dt.datetime(1970, 1, 1)
 _EPOCH_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
 _ONE_DAY = _dt.timedelta(days=1)
 _ONE_MICRO = _dt.timedelta(microseconds=1)
-_MICROS_PER_DAY = 86_400_000_000
+#: Microseconds in one day.
+MICROS_PER_DAY = 86_400_000_000
 
 _INT_NAMES = {"tinyint", "byte", "smallint", "short", "int", "integer", "bigint", "long"}
 _SIMPLE = {
@@ -111,8 +121,8 @@ _SIMPLE = {
 _DECIMAL_RE = re.compile(r"^(?:decimal|dec|numeric)(?:\(\s*(\d+)\s*(?:,\s*(-?\d+)\s*)?\))?$")
 _CHAR_RE = re.compile(r"^(?:var)?char\(\s*\d+\s*\)$")
 
-# Decimal arithmetic wide enough for any decimal(38, s) times 10**38.
-_DEC_CTX = _dec.Context(prec=120, Emax=_dec.MAX_EMAX, Emin=_dec.MIN_EMIN)
+#: Decimal arithmetic wide enough for any decimal(38, s) times 10**38.
+DECIMAL_CONTEXT = _dec.Context(prec=120, Emax=_dec.MAX_EMAX, Emin=_dec.MIN_EMIN)
 
 
 @dataclass(frozen=True)
@@ -215,11 +225,14 @@ def _floor_number(value: Any) -> int:
             raise ValueError("NaN has no place on an integer key")
         if value.is_infinite() or (value and value.adjusted() > 40):
             return INT64_MAX if value > 0 else INT64_MIN
-        return _clamp(int(value.to_integral_value(rounding=_dec.ROUND_FLOOR, context=_DEC_CTX)))
+        return _clamp(
+            int(value.to_integral_value(rounding=_dec.ROUND_FLOOR, context=DECIMAL_CONTEXT))
+        )
     raise TypeError(f"cannot map {type(value).__name__} {value!r} to an integer key")
 
 
-def _micros(value: _dt.datetime) -> int:
+def micros(value: _dt.datetime) -> int:
+    """Microseconds since 1970-01-01 00:00 UTC; a naive ``value`` is read as UTC."""
     if value.tzinfo is None:
         return (value - _EPOCH_NAIVE) // _ONE_MICRO
     return (value - _EPOCH_UTC) // _ONE_MICRO
@@ -276,7 +289,7 @@ def _decimal_key(value: Any, k: KeyKind) -> int:
         return INT64_MAX if value > 0 else INT64_MIN
     if value and value.adjusted() < -80:  # |value| < 1e-79: floors to 0 or -1
         return -1 if value < 0 else 0
-    scaled = value.scaleb(k.scale - k.dropped_digits, context=_DEC_CTX)
+    scaled = value.scaleb(k.scale - k.dropped_digits, context=DECIMAL_CONTEXT)
     return _floor_number(scaled)
 
 
@@ -306,15 +319,15 @@ def map_key(value: Any, key_type: str) -> int:
         return _floor_number(value)
     if kind == "date":
         if isinstance(value, _dt.datetime):  # datetime is a date subclass: test it first
-            return _micros(value) // _MICROS_PER_DAY
+            return micros(value) // MICROS_PER_DAY
         if isinstance(value, _dt.date):
             return (value - _EPOCH_DATE) // _ONE_DAY
         raise TypeError(f"cannot map {type(value).__name__} {value!r} to a date key")
     if kind == "timestamp":
         if isinstance(value, _dt.datetime):
-            return _micros(value)
+            return micros(value)
         if isinstance(value, _dt.date):
-            return ((value - _EPOCH_DATE) // _ONE_DAY) * _MICROS_PER_DAY
+            return ((value - _EPOCH_DATE) // _ONE_DAY) * MICROS_PER_DAY
         raise TypeError(f"cannot map {type(value).__name__} {value!r} to a timestamp key")
     if kind == "decimal":
         return _decimal_key(value, k)
@@ -359,7 +372,7 @@ def map_bound(value: Any, key_type: str) -> tuple[int, bool]:
         exact = isinstance(value, bool | int | np.integer) or (
             isinstance(value, _dec.Decimal)
             and value.is_finite()
-            and value == value.quantize(_dec.Decimal(1).scaleb(-scale), context=_DEC_CTX)
+            and value == value.quantize(_dec.Decimal(1).scaleb(-scale), context=DECIMAL_CONTEXT)
         )
     elif kind == "float":
         f = _as_float(value)
@@ -497,12 +510,12 @@ def _map_chunk(arr: pa.Array, k: KeyKind) -> np.ndarray:
         if pa.types.is_date64(t):
             return _ints(arr.cast(pa.int64())) // 86_400_000
         if pa.types.is_timestamp(t):
-            return _timestamp_micros(arr) // _MICROS_PER_DAY
+            return _timestamp_micros(arr) // MICROS_PER_DAY
     elif kind == "timestamp":
         if pa.types.is_timestamp(t):
             return _timestamp_micros(arr)
         if pa.types.is_date32(t):
-            return _ints(arr.cast(pa.int32())) * np.int64(_MICROS_PER_DAY)
+            return _ints(arr.cast(pa.int32())) * np.int64(MICROS_PER_DAY)
     elif kind == "decimal":
         if pa.types.is_decimal(t):
             return _decimal_keys(arr, k)

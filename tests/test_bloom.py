@@ -29,7 +29,7 @@ from lakesieve.indexes.bloom.filters import (
 )
 from lakesieve.indexes.bloom.hashing import key_hashes, mix64, value_hashes
 from lakesieve.indexes.bloom.lookup import BloomFormatError, BloomIndex, load_index
-from lakesieve.indexes.exact.ordered_keys import KeyOrder
+from lakesieve.key_order import KeyOrder
 from lakesieve.model import BuiltIndex, KeyQuery
 from lakesieve.testing.index_contract import (
     draw_delta,

@@ -23,7 +23,7 @@ from lakesieve.indexes.exact import plugin
 from lakesieve.indexes.exact.build import build_local
 from lakesieve.indexes.exact.delta import merge_changes
 from lakesieve.indexes.exact.lookup import ExactFormatError, ExactIndex, load_index
-from lakesieve.indexes.exact.ordered_keys import KeyOrder
+from lakesieve.key_order import KeyOrder
 from lakesieve.model import BuiltIndex, KeyQuery
 from lakesieve.testing.index_contract import (
     draw_delta,

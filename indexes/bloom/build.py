@@ -26,7 +26,7 @@ from lakesieve.indexes.bloom.filters import filter_shape, make_bits
 from lakesieve.indexes.bloom.hashing import key_hashes
 from lakesieve.indexes.bloom.params import INDEX_TYPE, parse_bloom_options
 from lakesieve.indexes.bloom.storage import FILTER_ROW_DDL, to_built
-from lakesieve.indexes.exact.ordered_keys import KeyOrder
+from lakesieve.key_order import KeyOrder
 from lakesieve.model import BuiltIndex
 
 if TYPE_CHECKING:

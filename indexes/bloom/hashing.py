@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.indexes.exact.ordered_keys import KeyOrder
+from lakesieve.key_order import KeyOrder
 
 __all__ = ["HASH_SCHEME", "key_hashes", "mix64", "probe_step", "value_hashes"]
 
@@ -141,7 +141,7 @@ def value_hashes(value: Any, order: KeyOrder) -> list[int]:
     empty when no value of the column can equal it, as Spark compares them: a
     value between two column values (``1.5`` on an integer column, a double
     no float32 equals on a ``float`` column; see
-    :class:`~lakesieve.indexes.exact.ordered_keys.QueryForms`), or a decimal
+    :class:`~lakesieve.key_order.QueryForms`), or a decimal
     beyond 38 digits.
 
     Raises:

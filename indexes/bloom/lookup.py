@@ -22,8 +22,8 @@ from lakesieve.indexes.bloom.filters import MAX_HASHES, probe_locations
 from lakesieve.indexes.bloom.hashing import HASH_SCHEME, value_hashes
 from lakesieve.indexes.bloom.params import INDEX_TYPE
 from lakesieve.indexes.bloom.storage import FILTERS_SCHEMA, FORMAT_VERSION
-from lakesieve.indexes.exact.ipc import stored_size
-from lakesieve.indexes.exact.ordered_keys import KeyOrder
+from lakesieve.ipc_files import stored_size
+from lakesieve.key_order import KeyOrder
 from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakesieve.hookspecs import hookimpl
 from lakesieve.indexes.bloom.params import INDEX_TYPE, parse_bloom_options
-from lakesieve.indexes.exact.ordered_keys import KeyOrder
+from lakesieve.key_order import KeyOrder
 
 if TYPE_CHECKING:
     from lakesieve.model import BuiltIndex, KeyQuery, LookupResult

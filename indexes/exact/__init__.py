@@ -7,10 +7,10 @@ overhead. ``storage.py`` holds the stored form, ``build.py`` the Spark build,
 ``lookup.py`` lookups, ``delta.py`` incremental changes and ``plugin.py`` the
 hooks.
 
-Two modules here are shared with the zonemap and bloom types because they
-know no index algorithm: ``ordered_keys.py`` (exact comparison forms of key
-values) and ``options.py`` (typed option parsing), plus ``ipc.py`` (stored
-sizes).
+What it shares with the zonemap and bloom types lives in the framework:
+:mod:`lakesieve.key_order` (exact comparison forms of key values),
+:mod:`lakesieve.index_options` (typed option parsing) and
+:mod:`lakesieve.ipc_files` (stored sizes).
 """
 
 from __future__ import annotations

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.indexes.exact.ordered_keys import KeyOrder
 from lakesieve.indexes.exact.params import INDEX_TYPE, parse_exact_options
 from lakesieve.indexes.exact.storage import to_built
+from lakesieve.key_order import KeyOrder
 from lakesieve.model import BuiltIndex
 
 if TYPE_CHECKING:

@@ -14,7 +14,7 @@
 
 This is a CSR layout: ``first_entry`` are the row offsets into the flat
 ``entries``. Keys are kept whole in their own type (strings with every byte,
-decimals with every digit), so lookups are exact; :mod:`ordered_keys` gives
+decimals with every digit), so lookups are exact; :mod:`lakesieve.key_order` gives
 the comparison forms.
 """
 
@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.indexes.exact.ordered_keys import KeyOrder
+from lakesieve.key_order import KeyOrder
 from lakesieve.model import BuiltIndex
 
 FORMAT_VERSION = 1

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from lakesieve.errors import IndexCorruptError
-from lakesieve.indexes.sieve.storage import FILE_SCHEMAS, FORMAT_VERSION, expand_ranges, ipc_size
+from lakesieve.indexes.sieve.storage import FILE_SCHEMAS, FORMAT_VERSION, expand_ranges
+from lakesieve.ipc_files import ipc_size
 from lakesieve.keys import INT64_MAX, INT64_MIN, map_bound, map_key, parse_key_type
 from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
 

@@ -230,11 +230,3 @@ def to_built(
     }
     meta.update(extra_meta or {})
     return BuiltIndex(files=files, meta=meta)
-
-
-def ipc_size(table: pa.Table) -> int:
-    """Bytes of ``table`` written as an uncompressed Arrow IPC file (as the store does)."""
-    sink = pa.BufferOutputStream()
-    with pa.ipc.new_file(sink, table.schema) as writer:
-        writer.write_table(table)
-    return int(sink.getvalue().size)

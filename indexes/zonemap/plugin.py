@@ -11,8 +11,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from lakesieve.hookspecs import hookimpl
-from lakesieve.indexes.exact.ordered_keys import KeyOrder
 from lakesieve.indexes.zonemap.params import INDEX_TYPE, parse_zonemap_options
+from lakesieve.key_order import KeyOrder
 
 if TYPE_CHECKING:
     from lakesieve.model import BuiltIndex, KeyQuery, LookupResult

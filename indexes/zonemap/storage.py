@@ -23,8 +23,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.indexes.exact.ordered_keys import KeyOrder
 from lakesieve.indexes.zonemap.bounds import lower_bound, upper_bound
+from lakesieve.key_order import KeyOrder
 from lakesieve.model import BuiltIndex
 
 FORMAT_VERSION = 1

@@ -25,8 +25,9 @@ import json
 from collections.abc import Iterator
 
 from lakesieve.errors import LakesieveError
+from lakesieve.files import paths
 from lakesieve.model import Changes, TableRef
-from lakesieve.plugins.delta import snapshot, storage, timeline
+from lakesieve.plugins.delta import snapshot, timeline
 
 LOG_DIR = "_delta_log"
 
@@ -37,7 +38,7 @@ def _commit_actions(root: str, version: int) -> Iterator[tuple[str, str]]:
     Raises:
         OSError: the commit file cannot be read.
     """
-    fs, path = storage.filesystem_and_path(storage.join(root, f"{LOG_DIR}/{version:020d}.json"))
+    fs, path = paths.filesystem_and_path(paths.join(root, f"{LOG_DIR}/{version:020d}.json"))
     with fs.open_input_stream(path) as handle:
         text = handle.read().decode("utf-8")
     for line in text.splitlines():

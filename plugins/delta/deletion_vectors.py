@@ -15,7 +15,8 @@ from collections import OrderedDict
 import numpy as np
 import pyarrow as pa
 from deltalake import DeltaTable
-from lakesieve.plugins.delta import storage, tables
+from lakesieve.files import paths
+from lakesieve.plugins.delta import tables
 
 _CACHE_SIZE = 8
 _cache: OrderedDict[tuple[str, int], dict[str, np.ndarray]] = OrderedDict()
@@ -38,11 +39,11 @@ def deleted_rows(dt: DeltaTable) -> dict[str, np.ndarray]:
     out: dict[str, np.ndarray] = {}
     for batch in dt.deletion_vectors():
         rb = pa.record_batch(batch)
-        paths = rb.column(rb.schema.get_field_index("filepath")).to_pylist()
+        file_paths = rb.column(rb.schema.get_field_index("filepath")).to_pylist()
         masks = rb.column(rb.schema.get_field_index("selection_vector"))
-        for i, path in enumerate(paths):
+        for i, path in enumerate(file_paths):
             keep = np.asarray(masks[i].values.to_numpy(zero_copy_only=False), dtype=bool)
-            location = storage.relative_to(dt.table_uri, path)
+            location = paths.relative_to(dt.table_uri, path)
             out[location] = np.flatnonzero(~keep).astype(np.int64)
     with _lock:
         _cache[key] = out

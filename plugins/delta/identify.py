@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lakesieve.plugins.delta import storage
+from lakesieve.files import paths
 
 LOG_DIR = "_delta_log"
 
@@ -10,7 +10,7 @@ LOG_DIR = "_delta_log"
 def is_delta_table(path: str) -> bool:
     """Whether ``<path>/_delta_log/`` exists; never raises."""
     try:
-        fs, inner = storage.filesystem_and_path(storage.join(path, LOG_DIR))
+        fs, inner = paths.filesystem_and_path(paths.join(path, LOG_DIR))
         import pyarrow.fs as pafs
 
         return fs.get_file_info(inner).type == pafs.FileType.Directory

@@ -16,29 +16,10 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from deltalake import DeltaTable
+from lakesieve.files.arrow_schema import plain_schema
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType
-
-
-def _plain(t: pa.DataType) -> pa.DataType:
-    """``t`` with large and view string/binary/list types replaced by the plain ones."""
-    if pa.types.is_large_string(t) or pa.types.is_string_view(t):
-        return pa.string()
-    if pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
-        return pa.binary()
-    if pa.types.is_large_list(t) or pa.types.is_list_view(t) or pa.types.is_list(t):
-        return pa.list_(pa.field(t.value_field.name, _plain(t.value_type), t.value_field.nullable))
-    if pa.types.is_struct(t):
-        return pa.struct([pa.field(f.name, _plain(f.type), f.nullable) for f in t])
-    if pa.types.is_map(t):
-        return pa.map_(_plain(t.key_type), _plain(t.item_type))
-    return t
-
-
-def plain_schema(schema: pa.Schema) -> pa.Schema:
-    """``schema`` with plain string/binary/list types and no field metadata."""
-    return pa.schema([pa.field(f.name, _plain(f.type), f.nullable) for f in schema])
 
 
 def arrow_schema(dt: DeltaTable) -> pa.Schema:

@@ -15,8 +15,9 @@ import datetime as dt
 from urllib.parse import unquote
 
 import pyarrow as pa
+from lakesieve.files import paths
 from lakesieve.model import ReadUnit, Snapshot, TableRef
-from lakesieve.plugins.delta import deletion_vectors, schema, storage, tables, timeline
+from lakesieve.plugins.delta import deletion_vectors, schema, tables, timeline
 
 PARTITION_PREFIX = "partition."
 
@@ -39,8 +40,8 @@ def partition_text(value: object) -> str | None:
 def location_of(root: str, log_path: str) -> str:
     """The location of a data file from its (URL-encoded) path in the log."""
     plain = unquote(log_path)
-    if storage.is_uri(log_path) or plain.startswith("/"):
-        return storage.relative_to(root, log_path if storage.is_uri(log_path) else plain)
+    if paths.is_uri(log_path) or plain.startswith("/"):
+        return paths.relative_to(root, log_path if paths.is_uri(log_path) else plain)
     return plain
 
 

@@ -1,14 +1,15 @@
 """Turning Delta read units into one Spark DataFrame.
 
-Spark's own Parquet reader scans every data file in one scan, with the
-table's Spark schema minus the partition columns (Delta keeps those out of
-the files), columns named by their physical names under column mapping. When the frame needs per-file facts -- the location, partition
-values or deletion vectors -- each row's file is recognised by
-``_metadata.file_name`` (URL-decoded: Spark reports it encoded) and joined
-with a small broadcast frame of (file name, location, partition values).
-Rows a deletion vector deletes are removed by an anti-join on (file name,
-``_metadata.row_index``) with the deleted positions, which delta-rs decodes
-on the driver.
+Spark's own Parquet reader (:mod:`lakesieve.files.spark_scan`) scans every
+data file in one scan, with the table's Spark schema minus the partition
+columns (Delta keeps those out of the files), columns named by their
+physical names under column mapping. When the frame needs per-file facts --
+the location, partition values or deletion vectors -- each row's file is
+recognised by ``_metadata.file_name`` (URL-decoded: Spark reports it encoded)
+and joined with a small broadcast frame of (file name, location, partition
+values). Rows a deletion vector deletes are removed by an anti-join on (file
+name, ``_metadata.row_index``) with the deleted positions, which delta-rs
+decodes on the driver.
 
 Data file names are unique in practice (writers put a UUID in them); if two
 units share a name, they are read in separate scans and unioned.
@@ -17,94 +18,25 @@ units share a name, they are read in separate scans and unioned.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pyarrow as pa
+from lakesieve.files import paths
+from lakesieve.files.spark_scan import (
+    FILE_KEY,
+    ROW_KEY,
+    decoded_file_name,
+    deleted_frame,
+    empty_frame,
+    parquet_reader,
+    unique_name_rounds,
+)
 from lakesieve.model import LOCATION_COLUMN, ReadUnit, TableRef
-from lakesieve.plugins.delta import deletion_vectors, schema, storage, tables, timeline
+from lakesieve.plugins.delta import deletion_vectors, schema, tables, timeline
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, DataFrame, SparkSession
+    from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
-
-FILE_KEY = "__lakesieve_file"
-ROW_KEY = "__lakesieve_row"
-
-#: Deleted rows up to which the deleted-position frame is broadcast.
-BROADCAST_DELETES = 2_000_000
-
-
-#: Data source options that read local files without Hadoop's ``.crc`` side files:
-#: other engines rewrite or copy data files without them (the formats' own
-#: readers never look at them), and a stale one fails the read.
-RAW_LOCAL_FILES = {
-    "fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
-    "fs.file.impl.disable.cache": "true",
-}
-
-
-def parquet_reader(spark: SparkSession, schema: StructType | str) -> Any:
-    """``spark.read`` with ``schema`` for Parquet data files (``.crc`` side files ignored)."""
-    return spark.read.options(**RAW_LOCAL_FILES).schema(schema)
-
-
-def file_name(path: str) -> str:
-    """The last component of a relative path or URI."""
-    return path.rstrip("/").rsplit("/", 1)[-1]
-
-
-def decoded_file_name() -> Column:
-    """Spark's ``_metadata.file_name``, URL-decoded (``+`` kept literally)."""
-    from pyspark.sql import functions as F
-
-    return F.url_decode(F.replace(F.col("_metadata.file_name"), F.lit("+"), F.lit("%2B")))
-
-
-def unique_name_rounds(units: Sequence[ReadUnit]) -> list[list[ReadUnit]]:
-    """Split ``units`` into rounds inside which file names are unique."""
-    rounds: list[list[ReadUnit]] = []
-    names: list[set[str]] = []
-    for unit in units:
-        name = file_name(unit.base_file or unit.location)
-        for i, taken in enumerate(names):
-            if name not in taken:
-                taken.add(name)
-                rounds[i].append(unit)
-                break
-        else:
-            names.append({name})
-            rounds.append([unit])
-    return rounds
-
-
-def empty_frame(spark: SparkSession, full: StructType, with_location: bool) -> DataFrame:
-    """An empty frame of the table's schema (and the location column when asked)."""
-    from pyspark.sql.types import StringType, StructField, StructType
-
-    fields = list(full.fields)
-    if with_location:
-        fields.append(StructField(LOCATION_COLUMN, StringType(), True))
-    return spark.createDataFrame([], StructType(fields))
-
-
-def deleted_frame(
-    spark: SparkSession, deleted: dict[str, np.ndarray], units: Sequence[ReadUnit]
-) -> DataFrame | None:
-    """A frame of (file name, row index) for every deleted row of ``units``, or ``None``."""
-    from pyspark.sql import functions as F
-
-    names, rows = [], []
-    for unit in units:
-        positions = deleted.get(unit.location)
-        if positions is not None and len(positions):
-            names.append(pa.array([file_name(unit.base_file or unit.location)] * len(positions)))
-            rows.append(pa.array(positions, type=pa.int64()))
-    if not names:
-        return None
-    arrow = pa.table({FILE_KEY: pa.concat_arrays(names), ROW_KEY: pa.concat_arrays(rows)})
-    frame = spark.createDataFrame(arrow)
-    return F.broadcast(frame) if arrow.num_rows <= BROADCAST_DELETES else frame
 
 
 def _read_round(
@@ -124,8 +56,8 @@ def _read_round(
     file_schema = StructType(
         [StructField(physical.get(f.name, f.name), f.dataType, True) for f in data_fields]
     )
-    paths = [storage.join(root, u.base_file or u.location) for u in units]
-    df = parquet_reader(spark, file_schema).parquet(*paths)
+    scan_paths = [paths.join(root, u.base_file or u.location) for u in units]
+    df = parquet_reader(spark, file_schema).parquet(*scan_paths)
     data_columns = [F.col(f"`{physical.get(f.name, f.name)}`").alias(f.name) for f in data_fields]
     dropped = deleted_frame(spark, deleted, units)
     if not (with_location or part_cols or dropped is not None):
@@ -148,7 +80,7 @@ def _read_round(
     files = spark.createDataFrame(
         [
             (
-                file_name(u.base_file or u.location),
+                paths.file_name(u.base_file or u.location),
                 u.location,
                 *[u.partition_values.get(c) for c in part_cols],
             )

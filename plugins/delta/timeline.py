@@ -21,8 +21,9 @@ import threading
 from collections import OrderedDict
 
 from lakesieve.errors import InstantNotFoundError
+from lakesieve.files import paths
 from lakesieve.model import Instant, TableRef
-from lakesieve.plugins.delta import storage, tables
+from lakesieve.plugins.delta import tables
 
 #: Tables whose version list is remembered (least recently used dropped first).
 _TIMELINE_CACHE_SIZE = 32
@@ -48,7 +49,7 @@ def log_fingerprint(table: TableRef) -> _Fingerprint | None:
     ``None`` when the table is not on the local file system or the log cannot
     be listed: then nothing is remembered.
     """
-    local = storage.local_path(table.path)
+    local = paths.local_path(table.path)
     if local is None:
         return None
     log = os.path.join(os.path.abspath(local), "_delta_log")

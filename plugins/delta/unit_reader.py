@@ -12,60 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
-from lakesieve.errors import ColumnNotFoundError
+from lakesieve.files import paths
+from lakesieve.files.batches import conform, keep_mask, project
 from lakesieve.model import ReadUnit, TableRef
-from lakesieve.plugins.delta import deletion_vectors, schema, storage, tables
+from lakesieve.plugins.delta import deletion_vectors, schema, tables
 
 #: Rows per batch.
 BATCH_ROWS = 65_536
-
-
-def conform(
-    batch: pa.RecordBatch, target: pa.Schema, constants: dict[str, str | None]
-) -> pa.RecordBatch:
-    """Select, order and cast ``batch``'s columns to ``target``.
-
-    Columns named in ``constants`` are filled with that (text) value cast to
-    the column's type; other columns the batch lacks are nulls.
-    """
-    names = batch.schema.names
-    arrays: list[pa.Array] = []
-    for fld in target:
-        if fld.name in constants:
-            text = constants[fld.name]
-            value = pa.array([text], type=pa.string()).cast(fld.type)
-            arrays.append(
-                pa.repeat(value[0], batch.num_rows)
-                if text is not None
-                else pa.nulls(batch.num_rows, type=fld.type)
-            )
-        elif fld.name in names:
-            column = batch.column(names.index(fld.name))
-            arrays.append(column if column.type == fld.type else column.cast(fld.type))
-        else:
-            arrays.append(pa.nulls(batch.num_rows, type=fld.type))
-    return pa.RecordBatch.from_arrays(arrays, schema=target)
-
-
-def project(target: pa.Schema, columns: Sequence[str] | None, table_path: str) -> pa.Schema:
-    """``target`` narrowed to ``columns`` (in that order); all of it when ``None``."""
-    if columns is None:
-        return target
-    missing = [c for c in columns if c not in target.names]
-    if missing:
-        raise ColumnNotFoundError(f"table {table_path} has no column(s) {', '.join(missing)}")
-    return pa.schema([target.field(c) for c in columns])
-
-
-def keep_mask(start: int, count: int, deleted: np.ndarray) -> np.ndarray:
-    """Which of the rows ``start .. start + count - 1`` survive the sorted ``deleted`` positions."""
-    lo, hi = np.searchsorted(deleted, [start, start + count])
-    keep = np.ones(count, dtype=bool)
-    keep[deleted[lo:hi] - start] = False
-    return keep
 
 
 def read_unit_batches(
@@ -85,9 +40,7 @@ def read_unit_batches(
     deleted = deletion_vectors.deleted_rows(dt).get(unit.location) if unit.delete_files else None
     physical = schema.physical_names(dt)
     logical = {p: name for name, p in physical.items()}
-    fs, path = storage.filesystem_and_path(
-        storage.join(table.path, unit.base_file or unit.location)
-    )
+    fs, path = paths.filesystem_and_path(paths.join(table.path, unit.base_file or unit.location))
     with fs.open_input_file(path) as handle:
         parquet = pq.ParquetFile(handle)
         in_file = parquet.schema_arrow.names

@@ -1,6 +1,6 @@
 """Writing a Spark DataFrame to a Delta table as one commit.
 
-Data files are written by Spark tasks (:mod:`lakesieve.plugins.delta.file_writer`,
+Data files are written by Spark tasks (:mod:`lakesieve.files.parquet_writer`,
 statistics from each file's footer) and committed on the driver through
 delta-rs: a new table with ``create_table_with_add_actions``, later commits
 with ``DeltaTable.create_write_transaction``, so delta-rs keeps the log,
@@ -32,93 +32,19 @@ from deltalake import DeltaTable
 from deltalake import Schema as DeltaSchema
 from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
 from lakesieve.errors import WriteError
+from lakesieve.files.arrow_schema import plain_schema
+from lakesieve.files.parquet_writer import FileLayout, WrittenFile, write_files
+from lakesieve.files.rewrite import check_keys, plan_rewrite
+from lakesieve.files.write_frame import bucket_of, conform_frame, normalise_mode
 from lakesieve.model import Instant, TableRef, WriteOptions
 from lakesieve.plugins.delta import schema, snapshot, tables, timeline
-from lakesieve.plugins.delta.file_writer import FileLayout, WrittenFile, write_files
-from lakesieve.plugins.delta.rewrite import check_keys, plan_rewrite
 from lakesieve.plugins.delta.stats import delta_stats
 
 if TYPE_CHECKING:
     import pyarrow as pa
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.types import StructType
 
-#: Write modes and what they mean for a Delta table.
-MODES = {
-    "append": "append",
-    "insert": "append",
-    "bulk_insert": "append",
-    "overwrite": "overwrite",
-    "delete": "delete",
-    "upsert": "upsert",
-}
 CONFIG_PREFIX = "delta."
-
-
-def normalise_mode(mode: str, table_path: str) -> str:
-    """The Delta meaning of a write mode.
-
-    Raises:
-        WriteError: an unknown mode.
-    """
-    found = MODES.get(str(mode).lower())
-    if found is None:
-        raise WriteError(
-            f"cannot write Delta table {table_path}: unknown mode {mode!r}; "
-            f"use one of {', '.join(sorted(MODES))}"
-        )
-    return found
-
-
-def bucket_of(options: WriteOptions, frame: DataFrame, table_path: str) -> tuple[str, int] | None:
-    """``(column, buckets)`` of a bucketed write, checked; ``None`` when not bucketed.
-
-    Raises:
-        WriteError: a bucket column without ``file_groups`` (or the reverse), a
-            missing or non-integer column, or a non-positive number of buckets.
-    """
-    from pyspark.sql.types import IntegralType
-
-    if options.bucket_column is None:
-        return None
-    column = options.bucket_column
-    if not options.file_groups or options.file_groups < 1:
-        raise WriteError(
-            f"cannot write table {table_path}: bucket_column {column!r} needs file_groups >= 1"
-        )
-    fields = {f.name: f for f in frame.schema.fields}
-    if column not in fields:
-        raise WriteError(
-            f"cannot write table {table_path}: bucket column {column!r} is not in the frame"
-        )
-    if not isinstance(fields[column].dataType, IntegralType):
-        raise WriteError(
-            f"cannot write table {table_path}: bucket column {column!r} must be an integer "
-            f"column, not {fields[column].dataType.simpleString()}"
-        )
-    return column, int(options.file_groups)
-
-
-def conform_frame(df: DataFrame, target: StructType, table_path: str) -> DataFrame:
-    """``df`` with exactly the table's columns, in order and cast to their types.
-
-    Raises:
-        WriteError: a column is missing from the frame or unknown to the table.
-    """
-    from pyspark.sql import functions as F
-
-    have = set(df.columns)
-    want = [f.name for f in target.fields]
-    missing = [n for n in want if n not in have]
-    extra = [n for n in df.columns if n not in set(want)]
-    if missing or extra:
-        parts = []
-        if missing:
-            parts.append(f"missing column(s) {', '.join(missing)}")
-        if extra:
-            parts.append(f"unknown column(s) {', '.join(extra)}")
-        raise WriteError(f"cannot write table {table_path}: the frame has {' and '.join(parts)}")
-    return df.select(*[F.col(f"`{f.name}`").cast(f.dataType).alias(f.name) for f in target.fields])
 
 
 def _add_action(file: WrittenFile, part_cols: list[str], now_ms: int) -> AddAction:
@@ -148,7 +74,6 @@ def _layout(root: str, arrow: pa.Schema, part_cols: list[str]) -> FileLayout:
 def _create(
     table: TableRef, df: DataFrame, options: WriteOptions, bucket: tuple[str, int] | None
 ) -> None:
-    from lakesieve.plugins.delta.schema import plain_schema
     from pyspark.sql.pandas.types import to_arrow_schema
 
     part_cols = list(options.partition_by)
@@ -224,7 +149,7 @@ def write_table(
     Raises:
         WriteError: bad mode, options or columns; nothing is written then.
     """
-    mode = normalise_mode(options.mode, table.path)
+    mode = normalise_mode(options.mode, table.path, "Delta")
     bucket = bucket_of(options, df, table.path)
     if mode in ("delete", "upsert"):
         check_keys(df, options.record_key, table.path)

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
+from lakesieve.files.spark_scan import RAW_LOCAL_FILES, parquet_reader
 from lakesieve.model import LOCATION_COLUMN, ReadUnit, TableRef
 from lakesieve.plugins.hudi import storage, tables, timeline
 from lakesieve.plugins.hudi.unit_reader import is_parquet, read_unit_batches
@@ -42,12 +43,6 @@ _UNIT_SCHEMA = "location string, base_file string, log_files array<string>"
 #: stays true. Bounded; cleared when full.
 _FILE_SCHEMAS: dict[tuple[int, str], StructType] = {}
 _FILE_SCHEMAS_MAX = 256
-#: Data source options reading local files without Hadoop's ``.crc`` side files
-#: (Hudi's own readers never look at them; a stale one fails the read).
-_RAW_LOCAL_FILES = {
-    "fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
-    "fs.file.impl.disable.cache": "true",
-}
 
 
 def _file_schema(spark: SparkSession, path: str) -> StructType:
@@ -55,7 +50,7 @@ def _file_schema(spark: SparkSession, path: str) -> StructType:
     key = (id(spark), path)
     known = _FILE_SCHEMAS.get(key)
     if known is None:
-        reader = spark.read.options(**_RAW_LOCAL_FILES)
+        reader = spark.read.options(**RAW_LOCAL_FILES)
         known = reader.option("recursiveFileLookup", "true").parquet(path).schema
         if len(_FILE_SCHEMAS) >= _FILE_SCHEMAS_MAX:
             _FILE_SCHEMAS.clear()
@@ -133,7 +128,7 @@ def _read_base_files(
     from pyspark.sql import functions as F
 
     paths = [storage.join(table_path, u.base_file) for u in units if u.base_file]
-    reader = spark.read.options(**_RAW_LOCAL_FILES).schema(schema)
+    reader = parquet_reader(spark, schema)
     df = reader.option("recursiveFileLookup", "true").parquet(*paths)
     if not with_location:
         return df  # the given schema's columns, in its order

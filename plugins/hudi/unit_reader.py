@@ -27,6 +27,7 @@ from collections.abc import Iterator, Mapping, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 from hudi import HudiFileGroupReader, HudiReadOptions, HudiTable
+from lakesieve.files.batches import conform
 from lakesieve.plugins.hudi import storage, tables
 
 #: Rows per batch for base files read with pyarrow.
@@ -62,19 +63,6 @@ def _reader_for(
             while len(_readers) > _CACHE_SIZE:
                 _readers.popitem(last=False)
     return entry
-
-
-def conform(batch: pa.RecordBatch, target: pa.Schema) -> pa.RecordBatch:
-    """Select, order, cast and null-fill ``batch``'s columns to ``target``."""
-    names = batch.schema.names
-    arrays: list[pa.Array] = []
-    for fld in target:
-        if fld.name in names:
-            column = batch.column(names.index(fld.name))
-            arrays.append(column if column.type == fld.type else column.cast(fld.type))
-        else:
-            arrays.append(pa.nulls(batch.num_rows, type=fld.type))
-    return pa.RecordBatch.from_arrays(arrays, schema=target)
 
 
 def project(schema: pa.Schema, columns: Sequence[str] | None) -> pa.Schema:

@@ -48,7 +48,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from lakesieve.errors import OptionError, TableNotFoundError, WriteError
-from lakesieve.plugins.delta import storage
+from lakesieve.files import paths
 from lakesieve.plugins.iceberg.identify import latest_metadata_file
 from pyiceberg.io.pyarrow import PyArrowFile, PyArrowFileIO
 
@@ -77,13 +77,13 @@ def _parent_and_name(path: str) -> tuple[str, str]:
 def side_folder(path: str) -> str:
     """``<parent>/.lakesieve`` for the table at ``path``."""
     parent, _ = _parent_and_name(path)
-    return storage.join(parent, SIDE_DIR)
+    return paths.join(parent, SIDE_DIR)
 
 
 def index_root(path: str) -> str:
     """The default index root of the table at ``path``: ``<parent>/.lakesieve/indexes/<name>``."""
     _, name = _parent_and_name(path)
-    return storage.join(side_folder(path), f"{INDEX_DIR}/{name}")
+    return paths.join(side_folder(path), f"{INDEX_DIR}/{name}")
 
 
 def default_identifier(path: str) -> tuple[str, str]:
@@ -133,7 +133,7 @@ RELATIVE_ROOT = "lakesieve.relative-root"
 
 def is_relative(path: str) -> bool:
     """Whether a location is a relative path (no scheme, not absolute)."""
-    return not storage.is_uri(path) and not path.startswith("/")
+    return not paths.is_uri(path) and not path.startswith("/")
 
 
 class RootedFileIO(PyArrowFileIO):
@@ -156,7 +156,7 @@ def relative_root(table_path: str, location: str) -> str | None:
     """The folder a relative table ``location`` is relative to, when ``table_path`` ends with it."""
     if not is_relative(location):
         return None
-    local = storage.local_path(table_path)
+    local = paths.local_path(table_path)
     if local is None:
         return None
     full = os.path.abspath(local).rstrip("/")
@@ -217,13 +217,13 @@ def default_catalog(path: str) -> Catalog:
     """
     from pyiceberg.catalog.sql import SqlCatalog
 
-    local = storage.local_path(path)
+    local = paths.local_path(path)
     if local is None:
         raise WriteError(
             f"cannot write Iceberg table {path}: it is not on the local file system, so "
             "configure its catalog with 'catalog.*' and 'table' options"
         )
-    folder = storage.local_path(side_folder(os.path.abspath(local))) or ""
+    folder = paths.local_path(side_folder(os.path.abspath(local))) or ""
     os.makedirs(folder, exist_ok=True)
     parent, _ = _parent_and_name(os.path.abspath(local))
     catalog = SqlCatalog(
@@ -271,7 +271,7 @@ def load_for_write(
 
 
 def _same_file(a: str, b: str) -> bool:
-    la, lb = storage.local_path(a), storage.local_path(b)
+    la, lb = paths.local_path(a), paths.local_path(b)
     if la is not None and lb is not None:
         return os.path.abspath(la) == os.path.abspath(lb)
     return a == b

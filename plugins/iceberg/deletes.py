@@ -19,8 +19,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from lakesieve.files import paths
 from lakesieve.model import ReadUnit
-from lakesieve.plugins.delta import storage
 from lakesieve.plugins.iceberg.errors import IcebergFeatureError
 from lakesieve.plugins.iceberg.snapshot import POSITION, parse_delete_entry
 
@@ -64,7 +64,7 @@ def _delete_table(path: str) -> pa.Table:
         if path in _cache:
             _cache.move_to_end(path)
             return _cache[path]
-    fs, inner = storage.filesystem_and_path(path)
+    fs, inner = paths.filesystem_and_path(path)
     with fs.open_input_file(inner) as handle:
         table = pq.read_table(handle, columns=[FILE_PATH, POS])
     with _lock:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pyarrow.fs as pafs
-from lakesieve.plugins.delta import storage
+from lakesieve.files import paths
 
 METADATA_DIR = "metadata"
 _METADATA_RE = re.compile(r"^v?(\d+)(?:-[^./]*)?(?:\.gz)?\.metadata\.json$")
@@ -19,7 +19,7 @@ _METADATA_RE = re.compile(r"^v?(\d+)(?:-[^./]*)?(?:\.gz)?\.metadata\.json$")
 
 def metadata_files(path: str) -> list[tuple[int, int, str]]:
     """``(version, mtime ns, full path)`` of every metadata file under ``<path>/metadata``."""
-    fs, inner = storage.filesystem_and_path(storage.join(path, METADATA_DIR))
+    fs, inner = paths.filesystem_and_path(paths.join(path, METADATA_DIR))
     infos = fs.get_file_info(pafs.FileSelector(inner, allow_not_found=True))
     out = []
     for info in infos:
@@ -38,7 +38,7 @@ def latest_metadata_file(path: str) -> str | None:
         return None
     _, _, found = max(files)
     name = found.rsplit("/", 1)[-1]
-    return storage.join(path, f"{METADATA_DIR}/{name}")
+    return paths.join(path, f"{METADATA_DIR}/{name}")
 
 
 def is_iceberg_table(path: str) -> bool:

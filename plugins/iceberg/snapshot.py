@@ -32,8 +32,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lakesieve.files import paths
 from lakesieve.model import ReadUnit, Snapshot, TableRef
-from lakesieve.plugins.delta import storage
 from lakesieve.plugins.iceberg import catalog, columns, timeline
 from lakesieve.plugins.iceberg.errors import IcebergFeatureError
 
@@ -99,7 +99,7 @@ def resolve_path(table: Table, table_path: str, path: str) -> str:
     Raises:
         IcebergFeatureError: naming the table and the missing path.
     """
-    local = storage.local_path(catalog.absolute(table, path))
+    local = paths.local_path(catalog.absolute(table, path))
     if local is None:
         return path
     full = os.path.abspath(local)
@@ -186,7 +186,7 @@ def match_deletes(table: Table, files: LiveFiles) -> dict[str, list[DataFile]]:
 
 def location_of(table: Table, file_path: str) -> str:
     """The location of a data file: its path relative to the table location."""
-    return storage.relative_to(table.metadata.location, file_path)
+    return paths.relative_to(table.metadata.location, file_path)
 
 
 def partition_text(table: Table, data_file: DataFile) -> dict[str, str]:

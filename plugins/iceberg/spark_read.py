@@ -29,18 +29,19 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pyarrow as pa
-from lakesieve.model import LOCATION_COLUMN, ReadUnit, TableRef
-from lakesieve.plugins.delta.spark_read import (
+from lakesieve.files.paths import file_name
+from lakesieve.files.spark_scan import (
     FILE_KEY,
     ROW_KEY,
     decoded_file_name,
     empty_frame,
-    file_name,
+    parquet_reader,
     unique_name_rounds,
 )
+from lakesieve.model import LOCATION_COLUMN, ReadUnit, TableRef
 from lakesieve.plugins.iceberg import catalog, columns, schema, timeline
 from lakesieve.plugins.iceberg.deletes import FILE_PATH, POS, position_delete_paths
 from lakesieve.plugins.iceberg.errors import IcebergFeatureError
@@ -53,20 +54,6 @@ if TYPE_CHECKING:
 POSITION_COLUMN = "__lakesieve_pos"
 #: Column carrying a row's data file path as the metadata writes it, when asked for.
 FILE_PATH_COLUMN = "__lakesieve_file_path"
-
-
-#: Data source options that read local files without Hadoop's ``.crc`` side files:
-#: other engines rewrite or copy data files without them (Iceberg's readers never
-#: look at them), and a stale one fails the read.
-RAW_LOCAL_FILES = {
-    "fs.file.impl": "org.apache.hadoop.fs.RawLocalFileSystem",
-    "fs.file.impl.disable.cache": "true",
-}
-
-
-def parquet_reader(spark: SparkSession, schema: StructType | str) -> Any:
-    """``spark.read`` with ``schema`` for Parquet files (``.crc`` side files ignored)."""
-    return spark.read.options(**RAW_LOCAL_FILES).schema(schema)
 
 
 #: Prefix of the broadcast columns carrying identity partition values.

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from lakesieve.files import paths
+from lakesieve.files.batches import keep_mask, project
 from lakesieve.model import ReadUnit, TableRef
-from lakesieve.plugins.delta import storage
-from lakesieve.plugins.delta.unit_reader import keep_mask, project
 from lakesieve.plugins.iceberg import catalog, columns, schema, timeline
 from lakesieve.plugins.iceberg.deletes import deleted_positions, position_delete_paths
 from lakesieve.plugins.iceberg.errors import IcebergFeatureError
@@ -142,7 +142,7 @@ def read_unit_batches(
         )
     constants = columns.decode_identity(unit.extra.get(columns.IDENTITY_KEY))
     deleted = deleted_positions(data_path(unit), delete_paths) if delete_paths else None
-    fs, inner = storage.filesystem_and_path(read_path(unit))
+    fs, inner = paths.filesystem_and_path(read_path(unit))
     with fs.open_input_file(inner) as handle:
         parquet = pq.ParquetFile(handle)
         physical = columns.physical_columns(parquet.schema_arrow, info.mapping, info.fallback)

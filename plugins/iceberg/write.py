@@ -1,6 +1,6 @@
 """Writing a Spark DataFrame to an Iceberg table as one snapshot.
 
-Data files are written by Spark tasks (:mod:`lakesieve.plugins.delta.file_writer`)
+Data files are written by Spark tasks (:mod:`lakesieve.files.parquet_writer`)
 under ``<table>/data/``, in the table's Arrow schema with Iceberg field ids;
 the driver turns each file's footer into a pyiceberg ``DataFile`` (metrics and
 identity-partition values) and commits through the table's catalog
@@ -35,11 +35,12 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from lakesieve.errors import WriteError
+from lakesieve.files import paths
+from lakesieve.files.arrow_schema import plain_schema
+from lakesieve.files.parquet_writer import FileLayout, WrittenFile, write_files
+from lakesieve.files.rewrite import check_keys, dedupe, plan_rewrite
+from lakesieve.files.write_frame import bucket_of, conform_frame, normalise_mode
 from lakesieve.model import Instant, TableRef, WriteOptions
-from lakesieve.plugins.delta import storage
-from lakesieve.plugins.delta.file_writer import FileLayout, WrittenFile, write_files
-from lakesieve.plugins.delta.rewrite import check_keys, dedupe, plan_rewrite
-from lakesieve.plugins.delta.write import bucket_of, conform_frame, normalise_mode
 from lakesieve.plugins.iceberg import catalog, commit, schema, snapshot, timeline
 from lakesieve.plugins.iceberg.spark_read import FILE_PATH_COLUMN, POSITION_COLUMN, read_units
 
@@ -72,7 +73,6 @@ def _create(
     df: DataFrame,
     options: WriteOptions,
 ) -> Table:
-    from lakesieve.plugins.delta.schema import plain_schema
     from pyspark.sql.pandas.types import to_arrow_schema
 
     unknown = [c for c in options.partition_by if c not in df.columns]
@@ -116,8 +116,7 @@ def _data_files(table: Table, root: str, files: Sequence[WrittenFile]) -> list[D
 
     base = table.metadata.location
     return [
-        parquet_file_to_data_file(table.io, table.metadata, storage.join(base, f.path))
-        for f in files
+        parquet_file_to_data_file(table.io, table.metadata, paths.join(base, f.path)) for f in files
     ]
 
 
@@ -135,7 +134,7 @@ def _position_delete_files(
         bound = target_path.encode("utf-8")
         delete_file = DataFile.from_args(
             content=DataFileContent.POSITION_DELETES,
-            file_path=storage.join(base, f.path),
+            file_path=paths.join(base, f.path),
             file_format=FileFormat.PARQUET,
             partition=target.partition,
             record_count=f.num_records,
@@ -218,7 +217,7 @@ def write_table(
     Raises:
         WriteError: bad mode, options or columns; nothing is committed then.
     """
-    mode = normalise_mode(options.mode, ref.path)
+    mode = normalise_mode(options.mode, ref.path, "Iceberg")
     bucket = bucket_of(options, df, ref.path)
     if mode in ("delete", "upsert"):
         check_keys(df, options.record_key, ref.path)

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from lakesieve.files.batches import conform
 from lakesieve.model import Instant
 from lakesieve.plugins.hudi.services.common import (
     open_table_state,
@@ -28,7 +29,7 @@ from lakesieve.plugins.hudi.services.common import (
     write_base_file,
 )
 from lakesieve.plugins.hudi.spark_read import map_in_arrow
-from lakesieve.plugins.hudi.unit_reader import conform, read_unit_batches
+from lakesieve.plugins.hudi.unit_reader import read_unit_batches
 from lakesieve.plugins.hudi.writer import table_config as cfg
 from lakesieve.plugins.hudi.writer.avro import COMPACTION_PLAN, container
 from lakesieve.plugins.hudi.writer.commit import (

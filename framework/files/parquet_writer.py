@@ -36,7 +36,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from lakesieve.plugins.delta import storage
+from lakesieve.files import paths
+from lakesieve.files.batches import conform
+from lakesieve.files.write_frame import bucket_value
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -116,18 +118,6 @@ def escape_partition_value(value: str | None) -> str:
     return "".join(out) or NULL_PARTITION
 
 
-def _conform(batch: pa.RecordBatch, schema: pa.Schema) -> pa.Table:
-    names = batch.schema.names
-    arrays = []
-    for fld in schema:
-        if fld.name in names:
-            col = batch.column(names.index(fld.name))
-            arrays.append(col if col.type == fld.type else col.cast(fld.type))
-        else:
-            arrays.append(pa.nulls(batch.num_rows, type=fld.type))
-    return pa.Table.from_arrays(arrays, schema=schema)
-
-
 def _run_starts(batch: pa.RecordBatch, key_names: Sequence[str]) -> list[int]:
     """Offsets in ``batch`` where the group key differs from the previous row (0 included)."""
     n = batch.num_rows
@@ -164,7 +154,7 @@ class _GroupFile:
         ]
         name = f"part-{number:05d}-{uuid.uuid4()}-c000.snappy.parquet"
         self.rel = "/".join(p for p in (layout.directory, *folders, name) if p)
-        self.fs, self.abs = storage.filesystem_and_path(storage.join(layout.root, self.rel))
+        self.fs, self.abs = paths.filesystem_and_path(paths.join(layout.root, self.rel))
         parent = self.abs.rsplit("/", 1)[0]
         self.fs.create_dir(parent, recursive=True)
         self.stream = self.fs.open_output_stream(self.abs)
@@ -238,7 +228,7 @@ def _write_task(
                     layout, parts, groups, bucket, number if bucket is None else bucket
                 )
                 current_key = key
-            current.add(_conform(piece, layout.file_schema))
+            current.add(pa.Table.from_batches([conform(piece, layout.file_schema)]))
     if current is not None:
         done.append(current.close())
     if done:
@@ -288,11 +278,7 @@ def write_files(
     keys.extend(group_by)
     if bucket is not None:
         column, n = bucket
-        extra.append(
-            F.coalesce(F.pmod(F.col(f"`{column}`").cast("bigint"), F.lit(n)), F.lit(0))
-            .cast("int")
-            .alias(_BUCKET)
-        )
+        extra.append(bucket_value(column, n).cast("int").alias(_BUCKET))
         keys.append(_BUCKET)
     frame = df.select("*", *extra) if extra else df
     if bucket is not None:

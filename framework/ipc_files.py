@@ -13,7 +13,7 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-__all__ = ["ipc_bytes", "read_ipc", "stored_size"]
+__all__ = ["ipc_bytes", "ipc_size", "read_ipc", "stored_size"]
 
 
 def ipc_bytes(table: pa.Table) -> bytes:
@@ -29,12 +29,14 @@ def read_ipc(data: bytes) -> pa.Table:
     return ipc.open_file(pa.py_buffer(data)).read_all()
 
 
+def ipc_size(table: pa.Table) -> int:
+    """Bytes of ``table`` written as an uncompressed Arrow IPC file (as the store does)."""
+    sink = pa.BufferOutputStream()
+    with ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+    return int(sink.getvalue().size)
+
+
 def stored_size(files: Mapping[str, pa.Table]) -> int:
     """Bytes of all ``files`` once written as Arrow IPC files."""
-    total = 0
-    for table in files.values():
-        sink = pa.BufferOutputStream()
-        with ipc.new_file(sink, table.schema) as writer:
-            writer.write_table(table)
-        total += int(sink.getvalue().size)
-    return total
+    return sum(ipc_size(table) for table in files.values())

@@ -1,4 +1,4 @@
-"""Typed build options of the zonemap, bloom and exact index types.
+"""Typed build options of index types (the zonemap, bloom and exact types use them).
 
 Options arrive as strings (``lakesieve.toml``, the CLI, the Python API) or
 already typed (a parameter dict handed back to a build). Each index type

@@ -52,7 +52,16 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.errors import UnsupportedKeyTypeError
-from lakesieve.keys import INT64_MAX, KeyKind, map_key, map_keys_arrow, parse_key_type
+from lakesieve.keys import (
+    DECIMAL_CONTEXT,
+    INT64_MAX,
+    MICROS_PER_DAY,
+    KeyKind,
+    map_key,
+    map_keys_arrow,
+    micros,
+    parse_key_type,
+)
 
 __all__ = ["SUPPORTED_KEY_TYPES", "Form", "KeyOrder", "QueryForms"]
 
@@ -63,18 +72,6 @@ SUPPORTED_KEY_TYPES = (
 )
 
 Form = Literal["int64", "bytes", "decimal"]
-
-_MICROS_PER_DAY = 86_400_000_000
-_EPOCH_UTC = _dt.datetime(1970, 1, 1, tzinfo=_dt.UTC)
-_EPOCH_NAIVE = _dt.datetime(1970, 1, 1)
-_ONE_MICRO = _dt.timedelta(microseconds=1)
-_DEC_CTX = _dec.Context(prec=120, Emax=_dec.MAX_EMAX, Emin=_dec.MIN_EMIN)
-
-
-def _micros(value: _dt.datetime) -> int:
-    if value.tzinfo is None:
-        return (value - _EPOCH_NAIVE) // _ONE_MICRO
-    return (value - _EPOCH_UTC) // _ONE_MICRO
 
 
 @dataclass(frozen=True)
@@ -255,11 +252,13 @@ class KeyOrder:
         if kind == "timestamp":
             return QueryForms(key, key, True)
         if kind == "date":
-            exact = not isinstance(value, _dt.datetime) or _micros(value) % _MICROS_PER_DAY == 0
+            exact = not isinstance(value, _dt.datetime) or micros(value) % MICROS_PER_DAY == 0
             return QueryForms(key, key if exact else key + 1, exact)
         if kind == "decimal":
             as_dec = value if isinstance(value, _dec.Decimal) else _dec.Decimal(value)
-            side = _sign(_dec.Decimal(key).scaleb(-self.kind.scale, context=_DEC_CTX), as_dec)
+            side = _sign(
+                _dec.Decimal(key).scaleb(-self.kind.scale, context=DECIMAL_CONTEXT), as_dec
+            )
         else:
             side = _sign(key, value)
         if side == 0:
@@ -289,8 +288,8 @@ class KeyOrder:
         if not value.is_finite() or (value and value.adjusted() > 100):
             return QueryForms(value, value, True)
         quantum = _dec.Decimal(1).scaleb(-self.kind.scale)
-        low = value.quantize(quantum, rounding=_dec.ROUND_FLOOR, context=_DEC_CTX)
-        high = value.quantize(quantum, rounding=_dec.ROUND_CEILING, context=_DEC_CTX)
+        low = value.quantize(quantum, rounding=_dec.ROUND_FLOOR, context=DECIMAL_CONTEXT)
+        high = value.quantize(quantum, rounding=_dec.ROUND_CEILING, context=DECIMAL_CONTEXT)
         return QueryForms(low, high, low == high)
 
     @staticmethod

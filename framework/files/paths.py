@@ -58,3 +58,8 @@ def relative_to(root: str, path: str) -> str:
     base_uri = unquote(root).rstrip("/") + "/"
     plain = unquote(path)
     return plain[len(base_uri) :] if plain.startswith(base_uri) else path
+
+
+def file_name(path: str) -> str:
+    """The last component of a relative path or URI."""
+    return path.rstrip("/").rsplit("/", 1)[-1]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakesieve.errors import WriteError
+from lakesieve.files.write_frame import bucket_value
 from lakesieve.model import LOCATION_COLUMN
 
 if TYPE_CHECKING:
@@ -107,8 +108,7 @@ def plan_rewrite(
         column, n = bucket
 
         def bucket_of(df: DataFrame) -> DataFrame:
-            value = F.coalesce(F.pmod(F.col(f"`{column}`").cast("bigint"), F.lit(n)), F.lit(0))
-            return df.withColumn(_BUCKET, value)
+            return df.withColumn(_BUCKET, bucket_value(column, n))
 
         wanted = bucket_of(incoming).select(_BUCKET).distinct()
         same_bucket = (

@@ -1,0 +1,107 @@
+"""Checking and conforming the frame of a write, for formats written copy-on-write.
+
+The Delta and the Iceberg plugins accept the same write modes and options:
+:func:`normalise_mode` maps a mode to what it does, :func:`bucket_of` checks
+a bucketed write's options and :func:`bucket_value` computes each row's
+bucket, and :func:`conform_frame` gives the frame exactly the table's
+columns, in order and cast to their types.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lakesieve.errors import WriteError
+from lakesieve.model import WriteOptions
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
+    from pyspark.sql.types import StructType
+
+#: Write modes and what they do to a table written copy-on-write.
+MODES = {
+    "append": "append",
+    "insert": "append",
+    "bulk_insert": "append",
+    "overwrite": "overwrite",
+    "delete": "delete",
+    "upsert": "upsert",
+}
+
+
+def normalise_mode(mode: str, table_path: str, format_name: str) -> str:
+    """What a write mode does: ``append``, ``overwrite``, ``delete`` or ``upsert``.
+
+    Args:
+        mode: the mode asked for (any case).
+        table_path: named in the error message.
+        format_name: the table format, named in the error message.
+
+    Raises:
+        WriteError: an unknown mode.
+    """
+    found = MODES.get(str(mode).lower())
+    if found is None:
+        raise WriteError(
+            f"cannot write {format_name} table {table_path}: unknown mode {mode!r}; "
+            f"use one of {', '.join(sorted(MODES))}"
+        )
+    return found
+
+
+def bucket_of(options: WriteOptions, frame: DataFrame, table_path: str) -> tuple[str, int] | None:
+    """``(column, buckets)`` of a bucketed write, checked; ``None`` when not bucketed.
+
+    Raises:
+        WriteError: a bucket column without ``file_groups`` (or the reverse), a
+            missing or non-integer column, or a non-positive number of buckets.
+    """
+    from pyspark.sql.types import IntegralType
+
+    if options.bucket_column is None:
+        return None
+    column = options.bucket_column
+    if not options.file_groups or options.file_groups < 1:
+        raise WriteError(
+            f"cannot write table {table_path}: bucket_column {column!r} needs file_groups >= 1"
+        )
+    fields = {f.name: f for f in frame.schema.fields}
+    if column not in fields:
+        raise WriteError(
+            f"cannot write table {table_path}: bucket column {column!r} is not in the frame"
+        )
+    if not isinstance(fields[column].dataType, IntegralType):
+        raise WriteError(
+            f"cannot write table {table_path}: bucket column {column!r} must be an integer "
+            f"column, not {fields[column].dataType.simpleString()}"
+        )
+    return column, int(options.file_groups)
+
+
+def bucket_value(column: str, buckets: int) -> Column:
+    """The bucket of each row: ``column mod buckets`` (Python's sign rule), nulls in bucket 0."""
+    from pyspark.sql import functions as F
+
+    return F.coalesce(F.pmod(F.col(f"`{column}`").cast("bigint"), F.lit(buckets)), F.lit(0))
+
+
+def conform_frame(df: DataFrame, target: StructType, table_path: str) -> DataFrame:
+    """``df`` with exactly the table's columns, in order and cast to their types.
+
+    Raises:
+        WriteError: a column is missing from the frame or unknown to the table.
+    """
+    from pyspark.sql import functions as F
+
+    have = set(df.columns)
+    want = [f.name for f in target.fields]
+    missing = [n for n in want if n not in have]
+    extra = [n for n in df.columns if n not in set(want)]
+    if missing or extra:
+        parts = []
+        if missing:
+            parts.append(f"missing column(s) {', '.join(missing)}")
+        if extra:
+            parts.append(f"unknown column(s) {', '.join(extra)}")
+        raise WriteError(f"cannot write table {table_path}: the frame has {' and '.join(parts)}")
+    return df.select(*[F.col(f"`{f.name}`").cast(f.dataType).alias(f.name) for f in target.fields])
