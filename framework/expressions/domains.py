@@ -157,7 +157,7 @@ def type_literal(column: str, spark_type: str, lit: Typed, domain: str) -> Any:
     """The value of ``lit`` in ``domain`` for a column of ``spark_type`` (``None`` for NULL).
 
     Exact-domain values are ``int`` or ``Decimal`` (possibly off the column's
-    grid or range: :func:`tighten` decides); double-domain values are ``float``.
+    grid or range: :func:`~lakesieve.expressions.tightening.tighten` decides); double-domain values are ``float``.
     """
     if lit.kind == "null":
         return None
