@@ -7,8 +7,12 @@ or compare index types; the modules of this package need what
 them (``lakesieve bench``, ``lakesieve demo``, ``lakesieve compare --html``),
 each of which first calls :func:`require_extra`.
 
-Modules: ``runner`` (``lakesieve bench``: the suites and their options),
-``full`` (the full suite: every format, layout and index type), ``queries``
+Modules: ``runner`` (``lakesieve bench``: its options, and running a suite),
+``skeleton`` and ``formats`` (the earlier suites), ``full`` (the full suite:
+every format, layout and index type; its settings and per-layout phase), with
+``full_formats`` (its per-format phase), ``full_reads`` (its timed reads),
+``full_run`` (one run of it) and ``full_targets`` (its figures against the
+targets), ``queries``
 (the query kinds and their seeded sets), ``truth`` (the true answer of each
 query), ``native`` (each format's own pruning), ``memory`` (peak memory of
 builds and lookups), ``timeline`` (a table growing commit by commit),

@@ -24,17 +24,18 @@ One run, one Spark session, all figures compared as ratios or counts:
    index type, and native) is compared with the full scan: rows and a hash
    sum must be equal. Reads of an identical file selection run once.
 4. Peak driver memory of a Sieve build and of lookups (:mod:`lakesieve.bench.memory`).
+
+The suite's modules: this one holds its settings, the tables it writes and the
+per-layout phase (step 2); :mod:`lakesieve.bench.full_formats` the per-format
+phase (step 3) on the timed reads of :mod:`lakesieve.bench.full_reads`;
+:mod:`lakesieve.bench.full_run` runs the whole suite; and
+:mod:`lakesieve.bench.full_targets` states its figures against the targets.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import io
-import os
-import platform
 import shutil
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -111,7 +112,8 @@ def _pct(values: list[float], q: float) -> float:
     return s[min(len(s) - 1, int(q * (len(s) - 1) + 0.5))] if s else 0.0
 
 
-def _mean(values: list[int] | list[float]) -> float:
+def mean(values: list[int] | list[float]) -> float:
+    """The mean rounded to 3 digits; 0.0 for no values."""
     return round(statistics.fmean(values), 3) if values else 0.0
 
 
@@ -129,28 +131,6 @@ def _ipc_bytes(tables: dict[str, Any]) -> int:
     return total
 
 
-def machine() -> dict[str, Any]:
-    """The machine the run is on."""
-    import pyspark
-
-    mem = None
-    try:
-        with open("/proc/meminfo") as fh:
-            for line in fh:
-                if line.startswith("MemTotal:"):
-                    mem = round(int(line.split()[1]) / 1024 / 1024, 1)
-    except OSError:
-        pass
-    return {
-        "cpus": os.cpu_count(),
-        "memory_gib": mem,
-        "platform": platform.platform(),
-        "python": platform.python_version(),
-        "pyspark": pyspark.__version__,
-        "load_average_start": [round(x, 2) for x in os.getloadavg()],
-    }
-
-
 def _remove_table(path: Path, fmt: str) -> None:
     """Delete a table an earlier run wrote, and its indexes where the format keeps them outside it."""
     from lakesieve import registry
@@ -165,9 +145,10 @@ def _remove_table(path: Path, fmt: str) -> None:
         shutil.rmtree(path)
 
 
-def _write_table(
+def write_table(
     spark: Any, base: Any, fmt: str, path: Path, cfg: FullConfig, rows: int
 ) -> dict[str, Any]:
+    """Write the layout's rows as one table of ``fmt`` at ``path`` (or reuse one an earlier run wrote)."""
     import json
 
     from lakesieve.bench.tpch import BUCKET_COLUMN
@@ -200,184 +181,8 @@ def _write_table(
     return {"write_seconds": seconds, "reused": False}
 
 
-def _local(table: Any, unit: Any) -> str | None:
-    path = unit.base_file
-    if not path:
-        return None
-    if path.startswith("file://"):
-        path = path[len("file://") :]
-    return path if os.path.isabs(path) else os.path.join(table.path, path)
-
-
-def _buckets(
-    table: Any, snapshot: Any, columns: tuple[str, ...]
-) -> tuple[dict[str, int], dict[int, list[Any]]]:
-    """``location -> bucket`` and ``bucket -> [rows, (min, max) per column]`` from the data files' footers."""
-    import pyarrow.parquet as pq
-    from lakesieve.bench.native import _footer_bounds
-    from lakesieve.bench.tpch import BUCKET_COLUMN
-    from lakesieve.errors import LakesieveError
-
-    loc_bucket: dict[str, int] = {}
-    per_bucket: dict[int, list[Any]] = {}
-    for unit in snapshot.units:
-        path = _local(table, unit)
-        if path is None:
-            raise LakesieveError(f"location {unit.location} of {table.path} has no base file")
-        bounds = _footer_bounds([path], [BUCKET_COLUMN, *columns])
-        b = bounds[BUCKET_COLUMN][0]
-        if b is None or b[0] != b[1]:
-            raise LakesieveError(f"data file {path} holds more than one bucket")
-        loc_bucket[unit.location] = b[0]
-        entry = per_bucket.setdefault(b[0], [0, *[None] * len(columns)])
-        entry[0] += pq.ParquetFile(path).metadata.num_rows
-        for i, c in enumerate(columns):
-            got = bounds[c][0]
-            old = entry[i + 1]
-            entry[i + 1] = (
-                got if old is None else (min(old[0], got[0]), max(old[1], got[1])) if got else old
-            )
-    return loc_bucket, per_bucket
-
-
-def spark_action_floor(spark: Any, repeats: int = 5) -> float:
-    """Median seconds of the reads' aggregate over a one-row local DataFrame: Spark's cost per read.
-
-    A pruned read through Spark pays about this much whatever it reads, so
-    ``full scan / floor`` is about the most any index can show on the Spark
-    read path (about: single reads vary around it by tens of milliseconds).
-    """
-    one = spark.createDataFrame([(1, 1)], "l_orderkey bigint, l_linenumber int")
-    _, secs = _median_time(lambda: _agg(one), repeats)
-    return secs
-
-
-def _agg(frame: Any) -> tuple[int, int]:
-    from pyspark.sql import functions as F
-
-    row = frame.agg(F.count(F.lit(1)), F.sum(F.hash("l_orderkey", "l_linenumber"))).first()
-    return int(row[0]), int(row[1] or 0)
-
-
-ARROW_COLUMNS = ("l_orderkey", "l_linenumber")
-ARROW_REPEATS = 3
-
-
-def _arrow_key(tbl: Any) -> list[tuple[int, int]]:
-    """The (l_orderkey, l_linenumber) pairs of an Arrow result, sorted: equal results have equal keys."""
-    return sorted(
-        zip(
-            tbl.column("l_orderkey").to_pylist(),
-            tbl.column("l_linenumber").to_pylist(),
-            strict=True,
-        )
-    )
-
-
-def _median_time(fn: Callable[[], Any], repeats: int = ARROW_REPEATS) -> tuple[Any, float]:
-    """``(last result, median seconds)`` of ``repeats`` calls."""
-    times, got = [], None
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        got = fn()
-        times.append(time.perf_counter() - t0)
-    return got, statistics.median(times)
-
-
-def _arrow_reads(
-    table: Any, snap: Any, native: Any, q: BenchQuery, want_rows: int
-) -> dict[str, Any]:
-    """The same query with no Spark job: lakesieve's driver-side read against Arrow full and native scans.
-
-    - ``lakesieve``: ``Table.plan`` + ``Table.read_plan_arrow`` (the product
-      path: every selected unit through the format plugin's unit reader);
-    - ``full_scan``: one ``pyarrow.dataset`` scan of every data file of the
-      snapshot, filter pushed down (row-group statistics used), multi-threaded;
-    - ``native``: the format library's own statistics pruning, then the same
-      ``pyarrow.dataset`` scan of the files it kept.
-
-    Each is the median of :data:`ARROW_REPEATS` runs. The lakesieve and
-    native results are compared with the full scan (sorted keys), and the
-    full scan's row count with Spark's.
-    """
-    import pyarrow.dataset as ds
-    from lakesieve.expressions import bind, to_arrow
-
-    bound = bind(q.where, table.schema(), table.path)
-    expr = to_arrow(bound)
-    files = [p for p in (_local(table, u) for u in snap.units) if p]
-
-    def scan(paths: list[str]) -> Any:
-        return ds.dataset(paths, format="parquet").to_table(
-            columns=list(ARROW_COLUMNS), filter=expr
-        )
-
-    full, full_s = _median_time(lambda: scan(files))
-
-    def lakesieve_read() -> Any:
-        plan = table.plan(q.where)
-        return plan, table.read_plan_arrow(plan, columns=list(ARROW_COLUMNS))
-
-    (plan, got), sieve_s = _median_time(lakesieve_read)
-
-    def native_read() -> Any:
-        keep = native.api(q)
-        chosen = [p for p in files if os.path.basename(p) in keep]
-        return len(chosen), scan(chosen)
-
-    (n_native, nat), native_s = _median_time(native_read)
-    want = _arrow_key(full)
-    return {
-        "repeats": ARROW_REPEATS,
-        "rows": full.num_rows,
-        "full_scan_rows_equal_spark": full.num_rows == want_rows,
-        "full_scan_seconds": round(full_s, 4),
-        "native": {
-            "files": n_native,
-            "seconds": round(native_s, 4),
-            "equal": _arrow_key(nat) == want,
-        },
-        "lakesieve": {
-            "files": plan.locations_selected,
-            "seconds": round(sieve_s, 4),
-            "equal": _arrow_key(got) == want and full.num_rows == want_rows,
-            "speedup_vs_arrow_full": round(full_s / max(sieve_s, 1e-9), 2),
-            "speedup_vs_arrow_native": round(native_s / max(sieve_s, 1e-9), 2),
-        },
-    }
-
-
-class _Reader:
-    """Timed reads of one table; a selection of files already read is not read again."""
-
-    def __init__(self, table: Any, spark: Any) -> None:
-        self.table = table
-        self.spark = spark
-        self.base_plan = table.plan(None)
-        self.cache: dict[tuple[str, frozenset[str]], tuple[tuple[int, int], float]] = {}
-
-    def read_units(self, where: str, units: tuple[Any, ...]) -> tuple[tuple[int, int], float, bool]:
-        """``(result, seconds, shared)``: the rows of ``units`` matching ``where``."""
-        from lakesieve.expressions import bind
-
-        key = (where, frozenset(u.location for u in units))
-        if key in self.cache:
-            res, secs = self.cache[key]
-            return res, secs, True
-        t0 = time.perf_counter()
-        plan = dataclasses.replace(
-            self.base_plan,
-            units=tuple(units),
-            bound=bind(where, self.table.schema(), self.table.path),
-        )
-        res = _agg(self.table.read_plan(plan, self.spark))
-        secs = time.perf_counter() - t0
-        self.cache[key] = (res, secs)
-        return res, secs, False
-
-
 @dataclass
-class _ColumnRun:
+class ColumnRun:
     """What the per-layout phase keeps of one column for the per-format phase."""
 
     column: str
@@ -482,7 +287,7 @@ def _index_figures(
             "size_bytes": size,
             "lookup_p50_ms": round(_pct(lat, 0.5), 4),
             "lookup_p99_ms": round(_pct(lat, 0.99), 4),
-            "selected": {k: _mean(v) for k, v in by_kind.items()},
+            "selected": {k: mean(v) for k, v in by_kind.items()},
             "answered_all": alls,
             "false_negatives": false_neg,
             "locations_total": total,
@@ -491,14 +296,14 @@ def _index_figures(
     return figs, selections, lookups
 
 
-def _layout_phase(
+def layout_phase(
     spark: Any,
     layout: str,
     ptable: Any,
     cfg: FullConfig,
     say: Callable[[str], None],
     out: dict[str, Any],
-) -> list[_ColumnRun]:
+) -> list[ColumnRun]:
     """Figures measured once per layout on the first format's table."""
     from lakesieve import registry
     from lakesieve.bench.truth import true_locations
@@ -526,7 +331,7 @@ def _layout_phase(
     out["relation_read_seconds"] = round(time.perf_counter() - t0, 2)
     locations = snapshot.locations
     out["locations"] = len(locations)
-    runs: list[_ColumnRun] = []
+    runs: list[ColumnRun] = []
     cols_out: dict[str, Any] = {}
     try:
         for col in columns:
@@ -562,7 +367,7 @@ def _layout_phase(
                 snapshot.rows_upper_bound,
             )
             ideal = {
-                k: _mean([len(tr) for q, tr in zip(flat, truth, strict=True) if q.kind == k])
+                k: mean([len(tr) for q, tr in zip(flat, truth, strict=True) if q.kind == k])
                 for k in KINDS
             }
             for f in figs.values():
@@ -593,454 +398,8 @@ def _layout_phase(
                 "examples": {k: v[0].where for k, v in queries.items() if v},
                 "types": figs,
             }
-            runs.append(_ColumnRun(col, spark_type, queries, sels, lookups))
+            runs.append(ColumnRun(col, spark_type, queries, sels, lookups))
     finally:
         relation.unpersist()
     out["columns"] = cols_out
     return runs
-
-
-def _native_figures(native: Any, runs: list[_ColumnRun], cfg: FullConfig) -> dict[str, Any]:
-    out: dict[str, Any] = {"how": native.how, "files": len(native.files), "columns": {}}
-    for run in runs:
-        check = native.check(run.queries, cfg.native_check)
-        sel = {k: _mean([len(native.select(q)) for q in qs]) for k, qs in run.queries.items()}
-        out["columns"][run.column] = {"selected": sel, "check": check}
-    return out
-
-
-def _format_phase(
-    spark: Any,
-    fmt: str,
-    layout: str,
-    path: Path,
-    runs: list[_ColumnRun],
-    primary: tuple[dict[str, int], dict[int, list[Any]]] | None,
-    cfg: FullConfig,
-    say: Callable[[str], None],
-    res: dict[str, Any],
-    memory_probe: bool,
-) -> tuple[dict[str, int], dict[int, list[Any]]]:
-    """Per format x layout: layout check, native pruning, product Sieve build, end-to-end reads."""
-    from lakesieve.bench.memory import jvm_peak_bytes, lookup_memory, measure
-    from lakesieve.bench.native import native_stats
-    from lakesieve.errors import LakesieveError
-    from lakesieve.table import open as open_table
-
-    columns = LAYOUT_COLUMNS[layout]
-    table = open_table(path)
-    snap = table.snapshot()
-    res["commits"] = len(table.timeline())
-    res["data_files"] = len(snap.units)
-    res["bytes"] = sum(u.size_bytes for u in snap.units)
-    loc_bucket, per_bucket = _buckets(table, snap, columns)
-    if primary is None:
-        res["layout_check"] = "reference (first format)"
-    else:
-        res["layout_check"] = (
-            "same rows and key ranges per bucket" if per_bucket == primary[1] else "DIFFERENT"
-        )
-    bucket_units: dict[int, list[Any]] = {}
-    for u in snap.units:
-        bucket_units.setdefault(loc_bucket[u.location], []).append(u)
-    ref_loc_bucket = loc_bucket if primary is None else primary[0]
-
-    say(f"  [{layout}/{fmt}] native statistics ...")
-    native = native_stats(fmt, str(path), list(columns))
-    res["native"] = _native_figures(native, runs, cfg)
-
-    say(f"  [{layout}/{fmt}] Sieve on {E2E_COLUMN} through Table.build_index ...")
-    t0 = time.perf_counter()
-    if memory_probe:
-        desc, mem = measure(
-            lambda: table.build_index(E2E_COLUMN, type="sieve", name=PRODUCT_INDEX, spark=spark)
-        )
-        res["sieve_build_memory"] = {**mem, "jvm_peak_bytes": jvm_peak_bytes(spark)}
-    else:
-        desc = table.build_index(E2E_COLUMN, type="sieve", name=PRODUCT_INDEX, spark=spark)
-    res["sieve_product_build_seconds"] = round(time.perf_counter() - t0, 2)
-    res["sieve_product_size_bytes"] = desc.get("size_bytes")
-    if memory_probe:
-        run0 = next(r for r in runs if r.column == E2E_COLUMN)
-        wheres = [q.where for k in ("point", "range_0.1pct") for q in run0.queries[k][:25]]
-        res["sieve_lookup_memory"] = lookup_memory(str(path), wheres)
-
-    reader = _Reader(table, spark)
-    res["spark_action_floor_seconds"] = round(spark_action_floor(spark), 4)
-
-    def units_of(sel: frozenset[str] | None) -> tuple[Any, ...]:
-        if sel is None:
-            return tuple(snap.units)
-        out = []
-        for loc in sel:
-            b = ref_loc_bucket.get(loc)
-            if b is None:
-                raise LakesieveError(f"location {loc} of the first format has no bucket")
-            out.extend(bucket_units.get(b, []))
-        return tuple(sorted(out, key=lambda u: u.location))
-
-    checks: list[dict[str, Any]] = []
-    for run in runs:
-        kinds = cfg.e2e_kinds if run.column == E2E_COLUMN else cfg.check_kinds
-        for kind in kinds:
-            if not run.queries[kind]:
-                continue
-            q = run.queries[kind][0]
-            say(f"  [{layout}/{fmt}] {kind}: {q.where[:70]}")
-            want, full_s, _ = reader.read_units(q.where, tuple(snap.units))
-            t0 = time.perf_counter()
-            files = native.api(q)  # the format library itself, timed
-            native_plan_s = time.perf_counter() - t0
-            nunits = tuple(
-                u for u in snap.units if u.base_file and os.path.basename(u.base_file) in files
-            )
-            got_n, native_read_s, _ = reader.read_units(q.where, nunits)
-            entry: dict[str, Any] = {
-                "column": run.column,
-                "kind": kind,
-                "where": q.where,
-                "rows": want[0],
-                "full_scan_seconds": round(full_s, 3),
-                "native": {
-                    "files": len(nunits),
-                    "seconds": round(native_plan_s + native_read_s, 3),
-                    "equal": got_n == want,
-                },
-                "indexes": {},
-            }
-            for t in cfg.index_types:
-                sel = run.selections[t].get(q.where)
-                units = units_of(sel)
-                got, secs, shared = reader.read_units(q.where, units)
-                secs += run.lookup_ms[t].get(q.where, 0.0) / 1000.0
-                entry["indexes"][t] = {
-                    "files": len(units),
-                    "seconds": round(secs, 3),
-                    "equal": got == want,
-                    "read_shared": shared,
-                    "speedup_vs_full": round(full_s / max(secs, 1e-9), 2),
-                    "speedup_vs_native": round(
-                        (native_plan_s + native_read_s) / max(secs, 1e-9), 2
-                    ),
-                }
-            if run.column == E2E_COLUMN:
-                t0 = time.perf_counter()
-                plan = table.plan(q.where)
-                got = _agg(table.read_plan(plan, spark))
-                secs = time.perf_counter() - t0
-                expected = (
-                    units_of(run.selections["sieve"].get(q.where))
-                    if "sieve" in run.selections
-                    else None
-                )
-                entry["sieve_product"] = {
-                    "files": plan.locations_selected,
-                    "seconds": round(secs, 3),
-                    "equal": got == want,
-                    "same_files_as_layout_sieve": (
-                        expected is not None
-                        and {u.location for u in expected} == {u.location for u in plan.units}
-                    ),
-                    "speedup_vs_full": round(full_s / max(secs, 1e-9), 2),
-                    "speedup_vs_native": round(
-                        (native_plan_s + native_read_s) / max(secs, 1e-9), 2
-                    ),
-                }
-                arrow = _arrow_reads(table, snap, native, q, want[0])
-                lk = arrow["lakesieve"]
-                lk["speedup_vs_spark_full"] = round(full_s / max(lk["seconds"], 1e-9), 2)
-                lk["speedup_vs_spark_native"] = round(
-                    (native_plan_s + native_read_s) / max(lk["seconds"], 1e-9), 2
-                )
-                entry["arrow"] = arrow
-            checks.append(entry)
-    res["reads"] = checks
-    bad = [
-        f"{c['column']} {c['kind']} {name}"
-        for c in checks
-        for name, r in [
-            *c["indexes"].items(),
-            ("native", c["native"]),
-            ("sieve_product", c.get("sieve_product")),
-            ("arrow_lakesieve", (c.get("arrow") or {}).get("lakesieve")),
-            ("arrow_native", (c.get("arrow") or {}).get("native")),
-        ]
-        if r is not None and not r["equal"]
-    ]
-    res["reads_unequal"] = bad
-    return loc_bucket, per_bucket
-
-
-def run_full(
-    cfg: FullConfig,
-    progress: Callable[[str], None] | None = None,
-    checkpoint: Callable[[dict[str, Any]], None] | None = None,
-) -> dict[str, Any]:
-    """Run the full suite and return its figures (one JSON-ready dict).
-
-    ``checkpoint`` is called with the figures so far after every layout.
-    """
-    from lakesieve.bench.tpch import LAYOUT_DESCRIPTIONS, LAYOUTS, generate_lineitem
-    from lakesieve.errors import LakesieveError
-    from lakesieve.session import get_spark
-
-    say = progress or (lambda m: print(m, file=sys.stderr, flush=True))
-    for name, values, known in (
-        ("format", cfg.formats, FORMATS),
-        ("layout", cfg.layouts, LAYOUTS),
-        ("index type", cfg.index_types, INDEX_TYPES),
-        ("query kind", (*cfg.e2e_kinds, *cfg.check_kinds), KINDS),
-    ):
-        unknown = [v for v in values if v not in known]
-        if unknown or (not values and name in ("format", "layout")):
-            raise LakesieveError(
-                f"unknown {name} {unknown[0] if unknown else '(none given)'!r}; choose from {', '.join(known)}"
-            )
-    if cfg.queries < 1:
-        raise LakesieveError(f"--queries must be at least 1, got {cfg.queries}")
-    started = time.perf_counter()
-    out: dict[str, Any] = {
-        "suite": "full",
-        "scale": cfg.scale,
-        "config": dataclasses.asdict(cfg),
-        "machine": machine(),
-        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
-        "layout_descriptions": {k: LAYOUT_DESCRIPTIONS[k] for k in cfg.layouts},
-        "layout_columns": {k: list(LAYOUT_COLUMNS[k]) for k in cfg.layouts},
-        "measured_where": {
-            "per_layout": (
-                f"on the {cfg.formats[0]} table: relation read once and cached; per "
-                "column a Spark sort of the column; per index type the build from the "
-                "cached relation (index type's build hook, table read excluded, like the "
-                "sort), size (Arrow IPC bytes), lookup latency, locations selected, "
-                "false negatives against a ground truth computed in Spark"
-            ),
-            "per_format": (
-                "write (one commit); bucket contents checked equal to the first format "
-                "from the data files' footers; native statistics pruning for every query; "
-                "a Sieve on l_orderkey built with Table.build_index (table read included); "
-                "end-to-end reads: full scan, native-selected files, each index type's "
-                "selection mapped to this format's files by bucket, and the product Sieve "
-                "through Table.plan/read_plan; for l_orderkey also without a Spark job: "
-                "Table.read_arrow against Arrow full and native scans; every pruned read "
-                "compared with the full scan"
-            ),
-        },
-        "layouts": {},
-    }
-    root = Path(cfg.workdir).resolve()
-    t0 = time.perf_counter()
-    src = generate_lineitem(cfg.scale, root / f"tpch-sf{cfg.scale}")
-    out["generate_seconds"] = round(time.perf_counter() - t0, 2)
-    spark = get_spark()
-    src_df = spark.read.parquet(str(src))
-    tables_root = root / f"full-sf{cfg.scale}"
-    tables_root.mkdir(parents=True, exist_ok=True)
-    memory_layout = "interleaved" if "interleaved" in cfg.layouts else cfg.layouts[0]
-    for layout in cfg.layouts:
-        say(f"[{layout}] placing rows ...")
-        lay: dict[str, Any] = {"formats": {}}
-        out["layouts"][layout] = lay
-        try:
-            _run_layout(spark, src_df, layout, tables_root, cfg, lay, layout == memory_layout, say)
-        except Exception as exc:  # keep what the other layouts measured; the error is reported
-            lay["error"] = f"{type(exc).__name__}: {exc}"
-            say(f"[{layout}] failed: {lay['error']}")
-        out["wall_seconds"] = round(time.perf_counter() - started, 1)
-        if checkpoint is not None:
-            checkpoint(out)
-    out["targets"] = targets(out)
-    out["correctness"] = correctness(out)
-    out["machine"]["load_average_end"] = [round(x, 2) for x in os.getloadavg()]
-    out["wall_seconds"] = round(time.perf_counter() - started, 1)
-    return out
-
-
-def _run_layout(
-    spark: Any,
-    src_df: Any,
-    layout: str,
-    tables_root: Path,
-    cfg: FullConfig,
-    lay: dict[str, Any],
-    memory_probe: bool,
-    say: Callable[[str], None],
-) -> None:
-    """Write one layout in every format and measure it."""
-    from lakesieve.bench.tpch import with_layout
-    from lakesieve.table import open as open_table
-
-    t0 = time.perf_counter()
-    base = with_layout(src_df, layout, cfg.groups, cfg.runs).persist()
-    rows = base.count()
-    lay["rows"] = rows
-    lay["layout_seconds"] = round(time.perf_counter() - t0, 2)
-    paths = {}
-    try:
-        for fmt in cfg.formats:
-            paths[fmt] = tables_root / f"{layout}_{fmt}"
-            say(f"[{layout}] writing {fmt} ...")
-            lay["formats"][fmt] = _write_table(spark, base, fmt, paths[fmt], cfg, rows)
-    finally:
-        base.unpersist()
-
-    say(f"[{layout}] per-layout figures on the {cfg.formats[0]} table ...")
-    t0 = time.perf_counter()
-    runs = _layout_phase(spark, layout, open_table(paths[cfg.formats[0]]), cfg, say, lay)
-    lay["per_layout_phase_seconds"] = round(time.perf_counter() - t0, 1)
-    primary = None
-    for fmt in cfg.formats:
-        res = lay["formats"][fmt]
-        t0 = time.perf_counter()
-        got = _format_phase(
-            spark,
-            fmt,
-            layout,
-            paths[fmt],
-            runs,
-            primary,
-            cfg,
-            say,
-            res,
-            memory_probe=memory_probe and fmt == cfg.formats[0],
-        )
-        res["format_phase_seconds"] = round(time.perf_counter() - t0, 1)
-        if primary is None:
-            primary = got
-
-
-def correctness(out: dict[str, Any]) -> dict[str, Any]:
-    """Every false negative and every pruned read that differs from its full scan, over the run."""
-    false_neg = []
-    reads = unequal = 0
-    bad: list[str] = []
-    for layout, lay in out["layouts"].items():
-        if lay.get("error"):
-            bad.append(f"{layout}: the layout failed ({lay['error']})")
-        for col, c in lay.get("columns", {}).items():
-            for t, f in c["types"].items():
-                if f["false_negatives"]:
-                    false_neg.append(f"{layout} {col} {t}: {f['false_negatives']}")
-        for fmt, res in lay["formats"].items():
-            if res.get("layout_check") == "DIFFERENT":
-                bad.append(f"{layout} {fmt}: buckets differ from the first format")
-            for c in res.get("reads", []):
-                arrow = c.get("arrow") or {}
-                for name, r in [
-                    *c["indexes"].items(),
-                    ("native", c["native"]),
-                    ("sieve_product", c.get("sieve_product")),
-                    ("arrow_lakesieve", arrow.get("lakesieve")),
-                    ("arrow_native", arrow.get("native")),
-                ]:
-                    if r is None:
-                        continue
-                    reads += 1
-                    if not r["equal"]:
-                        unequal += 1
-                        bad.append(f"{layout} {fmt} {c['column']} {c['kind']} {name}")
-    return {
-        "false_negatives": false_neg,
-        "pruned_reads_compared": reads,
-        "pruned_reads_unequal": unequal,
-        "problems": bad,
-        "ok": not false_neg and unequal == 0 and not bad,
-    }
-
-
-def targets(out: dict[str, Any]) -> list[dict[str, Any]]:
-    """Where each of the issue's targets stands in this run."""
-    res: list[dict[str, Any]] = []
-    inter = out["layouts"].get("interleaved")
-    col = inter.get("columns", {}).get("l_orderkey") if inter else None
-    types = col["types"] if col else {}
-    if "sieve" in types and "exact" in types:
-        s, e = types["sieve"], types["exact"]
-        ratio = s["selected"]["point"] / max(e["selected"]["point"], 1e-9)
-        share = s["size_bytes"] / max(1, e["size_bytes"])
-        res.append(
-            {
-                "target": "interleaved, l_orderkey points: Sieve within 1.2x of exact's locations at <= 2% of exact's bytes",
-                "measured": f"{ratio:.3f}x of exact's locations at {100 * share:.2f}% of exact's bytes",
-                "met": ratio <= 1.2 and share <= 0.02,
-            }
-        )
-    if "sieve" in types and col and col.get("column_compressed_bytes"):
-        share = types["sieve"]["size_bytes"] / col["column_compressed_bytes"]
-        res.append(
-            {
-                "target": "Sieve size on interleaved below 1% of the key column's compressed size",
-                "measured": f"{100 * share:.3f}% ({types['sieve']['size_bytes']} of {col['column_compressed_bytes']} bytes)",
-                "met": share < 0.01,
-            }
-        )
-    if inter:
-        for fmt, r in inter["formats"].items():
-            for c in r.get("reads", []):
-                if c["column"] != "l_orderkey" or c["kind"] not in ("point", "range_0.01pct"):
-                    continue
-                p = c.get("sieve_product") or c["indexes"].get("sieve")
-                if p is None:
-                    continue
-                floor = r.get("spark_action_floor_seconds")
-                cap = (
-                    f"; a one-row Spark aggregate took {floor} s here, the full scan "
-                    f"{c['full_scan_seconds'] / max(floor, 1e-9):.1f}x that"
-                    if floor
-                    else ""
-                )
-                res.append(
-                    {
-                        "target": f"{fmt} interleaved {c['kind']}, Spark read: Sieve >= 10x faster than a Spark full scan and >= 5x than native statistics (read with Spark)",
-                        "measured": f"{p['speedup_vs_full']}x vs full scan, {p['speedup_vs_native']}x vs native{cap}",
-                        "met": p["speedup_vs_full"] >= 10 and p["speedup_vs_native"] >= 5,
-                    }
-                )
-                a = (c.get("arrow") or {}).get("lakesieve")
-                if a is None:
-                    continue
-                res.append(
-                    {
-                        "target": f"{fmt} interleaved {c['kind']}, Arrow read on the driver (Table.read_arrow): >= 10x faster than a Spark full scan and >= 5x than native statistics read with Spark",
-                        "measured": f"{a['speedup_vs_spark_full']}x vs Spark full scan, {a['speedup_vs_spark_native']}x vs native+Spark",
-                        "met": a["speedup_vs_spark_full"] >= 10
-                        and a["speedup_vs_spark_native"] >= 5,
-                    }
-                )
-                res.append(
-                    {
-                        "target": f"{fmt} interleaved {c['kind']}, same engine (Arrow vs Arrow): >= 10x faster than an Arrow full scan and >= 5x than native statistics + the same Arrow scan",
-                        "measured": f"{a['speedup_vs_arrow_full']}x vs Arrow full scan, {a['speedup_vs_arrow_native']}x vs native+Arrow",
-                        "met": a["speedup_vs_arrow_full"] >= 10
-                        and a["speedup_vs_arrow_native"] >= 5,
-                    }
-                )
-    if col and "sieve" in types:
-        res.append(
-            {
-                "target": "Sieve build at most 2x a Spark sort of the key column (interleaved, l_orderkey, from the cached relation)",
-                "measured": f"{types['sieve']['build_over_sort']}x ({types['sieve']['build_seconds']} s vs {col['spark_sort_seconds']} s)",
-                "met": types["sieve"]["build_over_sort"] <= 2.0,
-            }
-        )
-    ok = correctness(out)
-    res.append(
-        {
-            "target": "no layout and no index type returns a row a full scan would not, or misses one",
-            "measured": (
-                f"{len(ok['false_negatives'])} index answers missing a true location; "
-                f"{ok['pruned_reads_unequal']} of {ok['pruned_reads_compared']} pruned reads unequal to full scans"
-            ),
-            "met": ok["ok"],
-        }
-    )
-    return res
-
-
-def to_text(out: dict[str, Any]) -> str:
-    """A short readable summary (the JSON holds everything)."""
-    buf = io.StringIO()
-    buf.write(f"full suite, SF {out['scale']}, {out.get('wall_seconds')} s\n")
-    for t in out.get("targets", []):
-        buf.write(f"  [{'met' if t['met'] else 'NOT met'}] {t['target']}: {t['measured']}\n")
-    return buf.getvalue()

@@ -1,6 +1,6 @@
 """Markdown and charts of the full benchmark's figures.
 
-:func:`render_markdown` turns :func:`lakesieve.bench.full.run_full`'s dict
+:func:`render_markdown` turns :func:`lakesieve.bench.full_run.run_full`'s dict
 into the section kept in ``BENCHMARKS.md`` between
 ``<!-- bench:full:start -->`` and ``<!-- bench:full:end -->``;
 :func:`update_section` replaces that section (or appends it);

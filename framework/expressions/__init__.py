@@ -5,8 +5,11 @@ The package holds one stage per module:
 * :mod:`~lakesieve.expressions.nodes`: the tree (leaves, AND, OR, NOT, constants);
 * :mod:`~lakesieve.expressions.parser`: a ``where`` string (a subset of Spark
   SQL) to an unbound tree of column names and raw literals;
-* :mod:`~lakesieve.expressions.literals`: Spark SQL's literal typing and
-  comparison rules;
+* :mod:`~lakesieve.expressions.literals`: Spark SQL's literal typing;
+* :mod:`~lakesieve.expressions.domains`: the domain Spark compares a column
+  with literals in (exact, double or other), and the literals' values there;
+* :mod:`~lakesieve.expressions.tightening`: exact comparisons fitted to the
+  column's grid and range;
 * :mod:`~lakesieve.expressions.binding`: columns resolved against an Arrow
   schema and literals typed, refusing with a one-line
   :class:`~lakesieve.errors.PredicateError` what Spark would reject or answer

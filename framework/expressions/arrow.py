@@ -29,7 +29,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .binding import BoundColumn, BoundPredicate
-from .literals import is_float_type, normalize_double
+from .domains import normalize_double
+from .literals import is_float_type
 from .nodes import (
     And,
     Between,

@@ -2,7 +2,7 @@
 
 :func:`bind` resolves names like Spark (exact match first, then
 case-insensitive) and types literals by Spark SQL's rules
-(:mod:`lakesieve.expressions.literals`), raising
+(:mod:`lakesieve.expressions.literals`, :mod:`lakesieve.expressions.domains`), raising
 :class:`~lakesieve.errors.PredicateError` naming the column and literal when
 Spark would reject them or answer in a way that depends on the data. Bound
 trees keep SQL's three-valued logic: a comparison with NULL stays NULL.
@@ -18,18 +18,8 @@ from typing import Any
 import pyarrow as pa
 from lakesieve.errors import ColumnNotFoundError, PredicateError
 
-from .literals import (
-    INT_RANGE,
-    Bound,
-    Typed,
-    cast_literal,
-    comparison_domain,
-    keyword_literal,
-    normalize_double,
-    number_literal,
-    tighten,
-    type_literal,
-)
+from .domains import comparison_domain, normalize_double, type_literal
+from .literals import INT_RANGE, Typed, cast_literal, keyword_literal, number_literal
 from .nodes import (
     And,
     Between,
@@ -44,6 +34,7 @@ from .nodes import (
     Predicate,
 )
 from .parser import MAX_DEPTH, parse
+from .tightening import Bound, tighten
 from .visitor import PredicateVisitor
 
 
@@ -139,7 +130,7 @@ class BoundPredicate:
 
     Attributes:
         node: the tree; leaves hold exact column names and values in the
-            column's comparison domain (see :mod:`lakesieve.expressions.literals`).
+            column's comparison domain (see :mod:`lakesieve.expressions.domains`).
         columns: the resolved columns by name.
     """
 

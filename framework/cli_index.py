@@ -1,0 +1,170 @@
+"""``lakesieve index``: build, list, describe, drop, refresh, compact, vacuum, check, repair."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from typing import Any
+
+from lakesieve.cli_support import PROGRESS, parse_kv, print_json
+from lakesieve.errors import OptionError
+
+
+def cmd_index(args: argparse.Namespace) -> int:
+    """``lakesieve index build|list|describe|drop``."""
+    from lakesieve.table import open as open_table
+
+    if args.index_cmd == "build":
+        if getattr(args, "config", None):
+            return _build_from_config(args)
+        missing = [n for n, v in (("table", args.table), ("--column", args.column)) if v is None]
+        if missing:
+            raise OptionError(
+                f"the following arguments are required: {', '.join(missing)} (or --config FILE)"
+            )
+        args.type = args.type or "sieve"
+    table = open_table(args.table, format=args.format)
+    if args.index_cmd == "build":
+        started = time.perf_counter()
+        desc = table.build_index(
+            args.column,
+            type=args.type,
+            name=args.name,
+            options=parse_kv(args.option),
+            as_of=args.as_of,
+            spark_conf=PROGRESS,
+            progress=lambda msg: print(msg, file=sys.stderr, flush=True),
+        )
+        if args.json:
+            print_json(desc)
+        else:
+            print(
+                f"built index {desc['name']} ({desc['type']} on {desc['column']}) at instant "
+                f"{desc['instant']}: {desc['size_bytes']} bytes in {time.perf_counter() - started:.1f}s"
+            )
+        return 0
+    if args.index_cmd == "list":
+        return _list(table, args)
+    if args.index_cmd in ("check", "repair"):
+        from lakesieve.repair_cli import run_check_or_repair
+
+        return run_check_or_repair(table, args, print_json)
+    if args.index_cmd == "describe":
+        print_json(table.describe_index(args.name))
+        return 0
+    if args.index_cmd == "drop":
+        table.drop_index(args.name)
+        print(f"dropped index {args.name} from {table.path}")
+        return 0
+    if args.index_cmd in ("refresh", "compact", "vacuum"):
+        return _maintain(table, args)
+    raise OptionError(f"unknown index command {args.index_cmd!r}")
+
+
+def _list(table: Any, args: argparse.Namespace) -> int:
+    """``lakesieve index list``: every index with its instant, size and health."""
+    from lakesieve.repair import index_health
+
+    rows, problems = index_health(table)
+    if args.json:
+        print_json([r.to_dict() for r in rows])
+    elif not rows:
+        print(f"no indexes on {table.path}")
+    else:
+        print(f"{'name':<28} {'type':<8} {'column':<20} {'instant':<20} {'bytes':>10}  health")
+        for r in rows:
+            print(
+                f"{r.name:<28} {r.type!s:<8} {r.column!s:<20} {r.instant!s:<20} {r.size_bytes:>10}  {r.health}"
+            )
+    for line in [
+        f"{r.name}: {r.detail}" for r in rows if r.detail and r.health == "corrupt data file"
+    ] + [f"{p}; run `lakesieve index repair {table.path}`" for p in problems]:
+        print(f"lakesieve: warning: {line}", file=sys.stderr)
+    return 0
+
+
+def _maintain(table: Any, args: argparse.Namespace) -> int:
+    """``lakesieve index refresh|compact|vacuum``."""
+    from lakesieve.refresh import RefreshPolicy
+
+    if args.index_cmd == "vacuum":
+        result = table.vacuum(grace_seconds=args.grace_seconds)
+        if args.json:
+            print_json(result.to_dict())
+        else:
+            print(
+                f"vacuumed {table.path}: {len(result.states_removed)} index states, "
+                f"{len(result.orphan_folders_removed)} unreferenced folders removed"
+            )
+        return 0
+    policy = RefreshPolicy(
+        max_deltas=args.max_deltas,
+        max_delta_rows=args.max_delta_rows,
+        vacuum_after_compaction=args.vacuum,
+        vacuum_grace_seconds=args.grace_seconds if args.grace_seconds is not None else 3600.0,
+    )
+    from lakesieve.session import get_spark
+
+    spark = get_spark(conf=PROGRESS)
+    if args.index_cmd == "refresh":
+        results = table.refresh(args.name, spark=spark, policy=policy)
+    else:
+        results = table.compact(args.name, spark=spark, policy=policy)
+    if args.json:
+        print_json([r.to_dict() for r in results])
+        return 0
+    if not results:
+        print(f"no indexes to {args.index_cmd} on {table.path}")
+    for r in results:
+        detail = (
+            f"{r.from_instant} -> {r.to_instant}"
+            if r.from_instant != r.to_instant
+            else f"at {r.to_instant}"
+        )
+        print(
+            f"{r.action:<18} {r.index} {detail}: {r.delta_rows} delta rows, "
+            f"{r.locations_read} locations read, {r.locations_skipped_in_place} skipped (updated in place), "
+            f"{r.seconds:.1f}s{' - ' + r.note if r.note else ''}"
+        )
+    return 0
+
+
+def _build_from_config(args: argparse.Namespace) -> int:
+    """``lakesieve index build --config FILE``: build the declared indexes that need it."""
+    from lakesieve.config import build_declared, load_config
+
+    given = [
+        flag
+        for flag, value in (
+            ("TABLE", args.table),
+            ("--column", args.column),
+            ("--type", args.type),
+            ("--name", args.name),
+            ("--option", args.option),
+            ("--as-of", args.as_of),
+            ("--format", args.format),
+        )
+        if value
+    ]
+    if given:
+        raise OptionError(
+            f"--config cannot be combined with {', '.join(given)}; declare them in {args.config}"
+        )
+    config = load_config(args.config)
+    results = build_declared(
+        config, progress=lambda msg: print(msg, file=sys.stderr, flush=True), spark_conf=PROGRESS
+    )
+    if args.json:
+        print_json(results)
+        return 0
+    for r in results:
+        what = f"index {r['index']} ({r['type']} on {r['column']}) of table {r['table']}"
+        if r["action"] == "built":
+            print(
+                f"built {what} at instant {r['instant']}: {r['size_bytes']} bytes in "
+                f"{r['seconds']:.1f}s ({r['reason']})"
+            )
+        else:
+            print(f"up-to-date {what} at instant {r['instant']}")
+    return 0

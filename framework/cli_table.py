@@ -1,0 +1,160 @@
+"""``lakesieve write``, ``explain`` and ``query``: table data in and out."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from lakesieve.cli_support import PROGRESS, parse_csv, parse_kv, print_json
+from lakesieve.errors import LakesieveError, OptionError
+
+
+def cmd_write(args: argparse.Namespace) -> int:
+    """``lakesieve write``: one commit from Parquet files."""
+    import os
+
+    from lakesieve.model import WriteOptions
+    from lakesieve.session import get_spark
+    from lakesieve.table import write
+
+    if not os.path.exists(args.source):
+        raise LakesieveError(f"--from {args.source!r} does not exist")
+    if args.file_groups is not None and args.file_groups < 1:
+        raise OptionError(f"--file-groups must be at least 1, got {args.file_groups}")
+    options = WriteOptions(
+        mode=args.mode,
+        record_key=parse_csv(args.record_key),
+        partition_by=parse_csv(args.partition_by),
+        table_type=args.table_type,
+        file_groups=args.file_groups,
+        bucket_column=args.bucket_column,
+        precombine=args.precombine,
+        table_name=args.table_name,
+        extra=parse_kv(args.write_option),
+    )
+    spark = get_spark(conf=PROGRESS)
+    df = spark.read.parquet(args.source)
+    started = time.perf_counter()
+    inst = write(args.table, df, format=args.format, options=options, spark=spark)
+    print(
+        f"wrote commit {inst.id} ({inst.action}) to {args.table} in {time.perf_counter() - started:.1f}s"
+    )
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """``lakesieve explain``: what a query would read; no Spark."""
+    from lakesieve.table import open as open_table
+
+    table = open_table(args.table, format=args.format)
+    out = table.explain(args.where, as_of=args.as_of)
+    if args.json:
+        print_json(out)
+        return 0
+    print(f"table      {out['table']} ({out['format']}) at instant {out['table_instant']}")
+    print(f"predicate  {out['predicate_sql']}")
+    print(
+        f"locations  {out['locations_selected']} of {out['locations_total']} selected "
+        f"({out['bytes_selected']} of {out['bytes_total']} bytes)"
+    )
+    for idx in out["indexes"]:
+        extra = f", selected {idx['locations_selected']}" if "locations_selected" in idx else ""
+        stale = (
+            f", stale (+{idx['locations_added_for_staleness']} changed locations)"
+            if idx.get("stale")
+            else ""
+        )
+        reason = f" - {idx['reason']}" if "reason" in idx else ""
+        print(
+            f"index      {idx['name']} ({idx['type']} on {idx['column']} @ {idx['instant']}, "
+            f"{idx['size_bytes']} bytes): {idx['status']}{extra}{stale}{reason}"
+        )
+    for w in out["warnings"]:
+        print(f"warning    {w}")
+    return 0
+
+
+def _query_engine(requested: str, selected_bytes: int, max_bytes: int | None) -> str:
+    """The engine a query runs on: ``auto`` reads on the driver when the selected bytes allow it."""
+    if requested != "auto":
+        return requested
+    return "arrow" if max_bytes is None or selected_bytes <= max_bytes else "spark"
+
+
+def _write_parquet_folder(tbl: Any, folder: str) -> None:
+    """Write ``tbl`` as Spark's ``mode("overwrite")`` would: ``folder`` replaced by one part file."""
+    import shutil
+
+    import pyarrow.parquet as pq
+
+    if os.path.isdir(folder):
+        shutil.rmtree(folder)
+    elif os.path.exists(folder):
+        os.remove(folder)
+    os.makedirs(folder)
+    pq.write_table(tbl, os.path.join(folder, "part-00000-lakesieve.parquet"))
+
+
+def cmd_query(args: argparse.Namespace) -> int:
+    """``lakesieve query``: read the matching rows through the indexes.
+
+    ``--engine auto`` (the default) plans first, without Spark, and reads the
+    selected locations on the driver with Arrow when they hold at most
+    ``--max-mb``; a plan the indexes could not narrow that far runs as a
+    Spark job. ``spark`` and ``arrow`` force one engine (``arrow`` refuses a
+    plan over ``--max-mb``).
+    """
+    from lakesieve.table import open as open_table
+
+    table = open_table(args.table, format=args.format)
+    spark = None
+    if args.refresh:
+        from lakesieve.session import get_spark
+
+        spark = get_spark()
+        for r in table.refresh(spark=spark):
+            print(
+                f"index {r.index}: {r.action} ({r.from_instant} -> {r.to_instant})", file=sys.stderr
+            )
+    plan = table.plan(args.where, as_of=args.as_of)
+    max_bytes = int(args.max_mb * 1024 * 1024) if args.max_mb is not None else None
+    engine = _query_engine(args.engine, sum(u.size_bytes for u in plan.units), max_bytes)
+    started = time.perf_counter()
+    if engine == "arrow":
+        import pyarrow.parquet as pq
+
+        tbl = table.read_plan_arrow(plan, max_bytes=max_bytes)
+        if args.output and args.engine == "arrow":
+            pq.write_table(tbl, args.output)
+            print(f"{tbl.num_rows} rows written to {args.output}")
+        elif args.output:  # auto: the folder of part files a Spark run would have written
+            _write_parquet_folder(tbl, args.output)
+            print(f"{tbl.num_rows} rows written to {args.output}")
+        else:
+            for row in tbl.slice(0, args.limit).to_pylist():
+                print(json.dumps(row, default=str, sort_keys=False))
+    else:
+        if spark is None:
+            from lakesieve.session import get_spark
+
+            spark = get_spark()
+        df = table.read_plan(plan, spark)
+        if args.output:
+            df.write.mode("overwrite").parquet(args.output)
+            rows = spark.read.parquet(args.output).count()
+            print(f"{rows} rows written to {args.output}")
+        else:
+            rows_out = df.limit(args.limit).collect()
+            for row in rows_out:
+                print(json.dumps(row.asDict(), default=str, sort_keys=False))
+    how = f"auto: {engine}" if args.engine == "auto" else engine
+    print(
+        f"read {plan.locations_selected} of {plan.locations_total} locations in "
+        f"{time.perf_counter() - started:.2f}s ({how})",
+        file=sys.stderr,
+    )
+    return 0
