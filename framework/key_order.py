@@ -9,7 +9,7 @@ Spark key type:
 =============================  ==============  =======================================
 key type                       form            notes
 =============================  ==============  =======================================
-``tinyint`` ... ``bigint``,    ``int64``       :func:`lakesieve.keys.map_keys_arrow`, which
+``tinyint`` ... ``bigint``,    ``int64``       :func:`lakesieve.key_arrays.map_keys_arrow`, which
 ``boolean``, ``date``,                         is injective for these types (``-0.0``
 ``timestamp[_ntz]``,                           and ``0.0``, and all NaNs, share one
 ``decimal(p<=18,s)``,                          integer, as Spark compares them equal)
@@ -52,13 +52,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.errors import UnsupportedKeyTypeError
+from lakesieve.key_arrays import map_keys_arrow
 from lakesieve.keys import (
     DECIMAL_CONTEXT,
     INT64_MAX,
     MICROS_PER_DAY,
     KeyKind,
     map_key,
-    map_keys_arrow,
     micros,
     parse_key_type,
 )

@@ -51,12 +51,12 @@ widened to inclusive on the mapped value unless the bound maps exactly (see
 :func:`map_bound`).
 
 Two entry points agree exactly: :func:`map_key` for one Python value (query
-literals) and :func:`map_keys_arrow` for a pyarrow array (build time, inside
+literals) and :func:`lakesieve.key_arrays.map_keys_arrow` for a pyarrow array (build time, inside
 Spark's Python workers).
 
 Index types that compare keys exactly rather than by interval (zone map,
 Bloom, exact) use :class:`lakesieve.key_order.KeyOrder`, which is built on
-this mapping: its ``int64`` form *is* :func:`map_keys_arrow` for the types
+this mapping: its ``int64`` form *is* :func:`lakesieve.key_arrays.map_keys_arrow` for the types
 on which the mapping is injective, and only strings, binaries and wide
 decimals get a lossless form of their own.
 """
@@ -71,20 +71,21 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 from lakesieve.errors import UnsupportedKeyTypeError
 
 __all__ = [
     "DECIMAL_CONTEXT",
+    "INT32_MAX",
     "INT64_MAX",
     "INT64_MIN",
+    "MAX_EXACT_DIGITS",
     "MICROS_PER_DAY",
     "KeyKind",
+    "as_float",
+    "decimal_key",
     "is_injective",
     "map_bound",
     "map_key",
-    "map_keys_arrow",
     "micros",
     "parse_key_type",
     "supported",
@@ -92,9 +93,9 @@ __all__ = [
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
-_INT32_MAX = 2**31 - 1
+INT32_MAX = 2**31 - 1
 #: Digits of precision whose unscaled values always fit in int64.
-_MAX_EXACT_DIGITS = 18
+MAX_EXACT_DIGITS = 18
 
 _EPOCH_DATE = _dt.date(1970, 1, 1)
 _EPOCH_NAIVE = _dt.datetime(1970, 1, 1)
@@ -143,7 +144,7 @@ class KeyKind:
     @property
     def dropped_digits(self) -> int:
         """Lowest decimal digits dropped so the unscaled value fits in int64."""
-        return max(0, self.precision - _MAX_EXACT_DIGITS) if self.kind == "decimal" else 0
+        return max(0, self.precision - MAX_EXACT_DIGITS) if self.kind == "decimal" else 0
 
 
 def parse_key_type(key_type: str) -> KeyKind:
@@ -254,16 +255,16 @@ def _double_key(value: float) -> int:
 
 def _float_key(value: float) -> int:
     if math.isnan(value):
-        return _INT32_MAX
+        return INT32_MAX
     with np.errstate(over="ignore"):
         rounded = np.float32(value)  # round to nearest float32: monotone
     if rounded == 0.0:
         rounded = np.float32(0.0)
     bits = int(np.array(rounded, dtype=np.float32).view(np.int32))
-    return bits ^ _INT32_MAX if bits < 0 else bits
+    return bits ^ INT32_MAX if bits < 0 else bits
 
 
-def _as_float(value: Any) -> float:
+def as_float(value: Any) -> float:
     if isinstance(value, bool | int | float | np.integer | np.floating | _dec.Decimal):
         try:
             return float(value)
@@ -272,7 +273,7 @@ def _as_float(value: Any) -> float:
     raise TypeError(f"cannot map {type(value).__name__} {value!r} to a floating key")
 
 
-def _decimal_key(value: Any, k: KeyKind) -> int:
+def decimal_key(value: Any, k: KeyKind) -> int:
     if isinstance(value, float | np.floating):
         if math.isnan(float(value)):
             raise ValueError("NaN has no place on a decimal key")
@@ -303,7 +304,7 @@ def map_key(value: Any, key_type: str) -> int:
 
     Returns:
         The key, in the signed 64-bit range; equal to what
-        :func:`map_keys_arrow` gives for the same value.
+        :func:`lakesieve.key_arrays.map_keys_arrow` gives for the same value.
 
     Raises:
         UnsupportedKeyTypeError: ``key_type`` is not supported.
@@ -330,7 +331,7 @@ def map_key(value: Any, key_type: str) -> int:
             return ((value - _EPOCH_DATE) // _ONE_DAY) * MICROS_PER_DAY
         raise TypeError(f"cannot map {type(value).__name__} {value!r} to a timestamp key")
     if kind == "decimal":
-        return _decimal_key(value, k)
+        return decimal_key(value, k)
     if kind in ("string", "binary"):
         if isinstance(value, str):
             return _prefix_key(value.encode("utf-8", "surrogatepass"))
@@ -338,8 +339,8 @@ def map_key(value: Any, key_type: str) -> int:
             return _prefix_key(bytes(value))
         raise TypeError(f"cannot map {type(value).__name__} {value!r} to a {kind} key")
     if kind == "float":
-        return _float_key(_as_float(value))
-    return _double_key(_as_float(value))
+        return _float_key(as_float(value))
+    return _double_key(as_float(value))
 
 
 def map_bound(value: Any, key_type: str) -> tuple[int, bool]:
@@ -375,190 +376,9 @@ def map_bound(value: Any, key_type: str) -> tuple[int, bool]:
             and value == value.quantize(_dec.Decimal(1).scaleb(-scale), context=DECIMAL_CONTEXT)
         )
     elif kind == "float":
-        f = _as_float(value)
+        f = as_float(value)
         with np.errstate(over="ignore"):
             exact = not math.isnan(f) and float(np.float32(f)) == f
     else:
-        exact = not math.isnan(_as_float(value))
+        exact = not math.isnan(as_float(value))
     return key, bool(exact)
-
-
-# ---------------------------------------------------------------------------
-# vectorised mapping
-# ---------------------------------------------------------------------------
-
-
-def _null_mask(arr: pa.Array) -> np.ndarray:
-    if arr.null_count == 0:
-        return np.zeros(len(arr), dtype=bool)
-    return np.asarray(arr.is_null())
-
-
-def _result(values: np.ndarray, arr: pa.Array) -> pa.Int64Array:
-    mask = _null_mask(arr)
-    out = pa.array(
-        values.astype(np.int64, copy=False), type=pa.int64(), mask=mask if mask.any() else None
-    )
-    assert isinstance(out, pa.Int64Array)
-    return out
-
-
-def _ints(arr: pa.Array) -> np.ndarray:
-    """Integer storage of an array as int64 numpy, nulls filled with 0."""
-    raw = pc.cast(arr, pa.int64()) if not pa.types.is_int64(arr.type) else arr
-    return np.asarray(raw.fill_null(0) if raw.null_count else raw, dtype=np.int64)
-
-
-def _timestamp_micros(arr: pa.Array) -> np.ndarray:
-    unit = arr.type.unit
-    raw = _ints(arr.cast(pa.int64()))
-    if unit == "us":
-        return raw
-    if unit == "ns":
-        return raw // 1000
-    factor = 1_000_000 if unit == "s" else 1000
-    with np.errstate(over="raise"):
-        return raw * np.int64(factor)
-
-
-def _prefix_keys(arr: pa.Array) -> np.ndarray:
-    """First 8 bytes of each binary value, big-endian, shifted to signed order."""
-    t = arr.type
-    if pa.types.is_string_view(t) or pa.types.is_binary_view(t):
-        arr = arr.cast(pa.large_binary())
-    elif pa.types.is_string(t):
-        arr = arr.cast(pa.binary())
-    elif pa.types.is_large_string(t):
-        arr = arr.cast(pa.large_binary())
-    elif pa.types.is_fixed_size_binary(t):
-        arr = arr.cast(pa.binary())
-    n = len(arr)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    off_type = np.int64 if pa.types.is_large_binary(arr.type) else np.int32
-    bufs = arr.buffers()
-    offsets = np.frombuffer(bufs[1], dtype=off_type)[arr.offset : arr.offset + n + 1].astype(
-        np.int64
-    )
-    data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None else np.zeros(0, np.uint8)
-    starts = offsets[:-1]
-    lengths = np.minimum(offsets[1:] - starts, 8)
-    mat = np.zeros((n, 8), dtype=np.uint8)
-    for j in range(8):
-        has = lengths > j
-        mat[has, j] = data[starts[has] + j]
-    unsigned = mat.view(">u8").reshape(n).astype(np.uint64)
-    return (unsigned ^ np.uint64(1 << 63)).view(np.int64)
-
-
-def _decimal_keys(arr: pa.Array, k: KeyKind) -> np.ndarray:
-    t = arr.type
-    shift = k.scale - k.dropped_digits - t.scale  # key = floor(unscaled * 10**shift)
-    n = len(arr)
-    if pa.types.is_decimal128(t) and t.precision <= _MAX_EXACT_DIGITS and shift == 0:
-        words = np.frombuffer(arr.buffers()[1], dtype="<i8")
-        return words[2 * arr.offset : 2 * (arr.offset + n) : 2].copy()
-    out = np.zeros(n, dtype=np.int64)
-    for i, value in enumerate(arr.to_pylist()):
-        if value is not None:
-            out[i] = _decimal_key(value, k)
-    return out
-
-
-def _float_bits_keys(values: np.ndarray, wide: bool) -> np.ndarray:
-    if wide:
-        v = values.astype(np.float64)
-        v[v == 0.0] = 0.0
-        bits = v.view(np.int64)
-        keys = np.where(bits < 0, bits ^ np.int64(INT64_MAX), bits)
-        keys[np.isnan(v)] = INT64_MAX
-        return keys
-    with np.errstate(over="ignore"):
-        v32 = values.astype(np.float32)
-    v32[v32 == 0.0] = 0.0
-    bits32 = v32.view(np.int32)
-    keys32 = np.where(bits32 < 0, bits32 ^ np.int32(_INT32_MAX), bits32).astype(np.int64)
-    keys32[np.isnan(v32)] = _INT32_MAX
-    return keys32
-
-
-def _floats(arr: pa.Array) -> np.ndarray:
-    if pa.types.is_floating(arr.type):
-        filled = arr.fill_null(0) if arr.null_count else arr
-        return np.asarray(filled.cast(pa.float64()), dtype=np.float64)
-    if pa.types.is_integer(arr.type) or pa.types.is_boolean(arr.type):
-        return _ints(arr).astype(np.float64)
-    if pa.types.is_decimal(arr.type):
-        return np.array(
-            [_as_float(v) if v is not None else 0.0 for v in arr.to_pylist()], dtype=np.float64
-        )
-    raise TypeError(f"cannot map an Arrow {arr.type} array to floating keys")
-
-
-def _map_chunk(arr: pa.Array, k: KeyKind) -> np.ndarray:
-    t = arr.type
-    if pa.types.is_dictionary(t):
-        arr = arr.dictionary_decode()
-        t = arr.type
-    kind = k.kind
-    if kind in ("int", "boolean"):
-        if pa.types.is_integer(t) or pa.types.is_boolean(t):
-            return _ints(arr)
-    elif kind == "date":
-        if pa.types.is_date32(t):
-            return _ints(arr.cast(pa.int32()))
-        if pa.types.is_date64(t):
-            return _ints(arr.cast(pa.int64())) // 86_400_000
-        if pa.types.is_timestamp(t):
-            return _timestamp_micros(arr) // MICROS_PER_DAY
-    elif kind == "timestamp":
-        if pa.types.is_timestamp(t):
-            return _timestamp_micros(arr)
-        if pa.types.is_date32(t):
-            return _ints(arr.cast(pa.int32())) * np.int64(MICROS_PER_DAY)
-    elif kind == "decimal":
-        if pa.types.is_decimal(t):
-            return _decimal_keys(arr, k)
-        if pa.types.is_integer(t):
-            return np.array(
-                [_decimal_key(v, k) if v is not None else 0 for v in arr.to_pylist()],
-                dtype=np.int64,
-            )
-    elif kind in ("string", "binary"):
-        if (
-            pa.types.is_string(t)
-            or pa.types.is_large_string(t)
-            or pa.types.is_binary(t)
-            or pa.types.is_large_binary(t)
-            or pa.types.is_string_view(t)
-            or pa.types.is_binary_view(t)
-            or pa.types.is_fixed_size_binary(t)
-        ):
-            return _prefix_keys(arr)
-    elif kind in ("float", "double"):
-        return _float_bits_keys(_floats(arr), wide=kind == "double")
-    raise TypeError(f"cannot map an Arrow {t} array to {kind} keys")
-
-
-def map_keys_arrow(array: pa.Array | pa.ChunkedArray, key_type: str) -> pa.Int64Array:
-    """Map a pyarrow array of column values to integer keys, vectorised.
-
-    Args:
-        array: values of a column of type ``key_type`` (the Arrow type Spark
-            uses for it; wider integer/timestamp units are accepted).
-        key_type: Spark simple type string of the column.
-
-    Returns:
-        An int64 array of the same length; nulls stay null. Equal, element by
-        element, to :func:`map_key`.
-
-    Raises:
-        UnsupportedKeyTypeError: ``key_type`` is not supported.
-        TypeError: the Arrow type does not fit ``key_type``.
-    """
-    k = parse_key_type(key_type)
-    if isinstance(array, pa.ChunkedArray):
-        array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
-    if not isinstance(array, pa.Array):
-        array = pa.array(array)
-    return _result(_map_chunk(array, k), array)

@@ -36,7 +36,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.expressions import spark_type_of
-from lakesieve.keys import is_injective, map_bound, map_key, map_keys_arrow, supported
+from lakesieve.key_arrays import map_keys_arrow
+from lakesieve.keys import is_injective, map_bound, map_key, supported
 from lakesieve.model import KeyQuery
 
 #: Columns of a stored delta.

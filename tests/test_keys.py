@@ -14,13 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lakesieve.errors import UnsupportedKeyTypeError
+from lakesieve.key_arrays import map_keys_arrow
 from lakesieve.keys import (
     INT64_MAX,
     INT64_MIN,
     is_injective,
     map_bound,
     map_key,
-    map_keys_arrow,
     parse_key_type,
     supported,
 )

@@ -5,7 +5,7 @@ numpy code that runs unchanged in Spark's Python workers (build) and on the
 driver (lookup), so both sides agree bit for bit:
 
 - integers, booleans, dates, timestamps, decimals up to 18 digits, floats
-  and doubles: the int64 of :func:`lakesieve.keys.map_keys_arrow` (exact for
+  and doubles: the int64 of :func:`lakesieve.key_arrays.map_keys_arrow` (exact for
   these types; ``-0.0``/``0.0`` and all NaNs share one value, as Spark
   compares them equal), through :func:`mix64` after xor with a seed — a
   bijection, so distinct keys never share a hash;

@@ -19,7 +19,7 @@ with one shuffle of the rows:
    partition holds the (key, location) pairs of a contiguous key range, in
    no particular order.
 4. ``mapInArrow`` (:func:`walk_coded_partition`) maps keys to int64
-   (:func:`lakesieve.keys.map_keys_arrow`) and codes to location ids, and
+   (:func:`lakesieve.key_arrays.map_keys_arrow`) and codes to location ids, and
    runs the segmentation walk (:func:`lakesieve.indexes.sieve.segments.walk`,
    which sorts the triples in numpy) on the (key, location id, rows) triples
    of its key range, emitting one row per segment.
@@ -61,7 +61,8 @@ from lakesieve.indexes.sieve.storage import (
     segments_to_rows,
     to_built,
 )
-from lakesieve.keys import map_key, map_keys_arrow, parse_key_type
+from lakesieve.key_arrays import map_keys_arrow
+from lakesieve.keys import map_key, parse_key_type
 from lakesieve.model import BuiltIndex
 
 if TYPE_CHECKING:

@@ -89,7 +89,8 @@ from lakesieve.indexes.sieve.storage import (
     segments_to_rows,
     to_built,
 )
-from lakesieve.keys import map_keys_arrow, parse_key_type
+from lakesieve.key_arrays import map_keys_arrow
+from lakesieve.keys import parse_key_type
 from lakesieve.model import BuiltIndex
 
 if TYPE_CHECKING:
