@@ -49,10 +49,10 @@ def _importable(module: str) -> bool:
 
 def _tpchgen_found() -> bool:
     """Whether the ``tpchgen-cli`` program is on the path or beside this Python."""
-    from lakesieve.bench.tpch import _tpchgen
+    from lakesieve.bench.tpch import tpchgen_program
 
     try:
-        _tpchgen()
+        tpchgen_program()
     except LakesieveError:
         return False
     return True

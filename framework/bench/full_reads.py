@@ -27,7 +27,7 @@ def buckets(
 ) -> tuple[dict[str, int], dict[int, list[Any]]]:
     """``location -> bucket`` and ``bucket -> [rows, (min, max) per column]`` from the data files' footers."""
     import pyarrow.parquet as pq
-    from lakesieve.bench.native import _footer_bounds
+    from lakesieve.bench.native import footer_bounds
     from lakesieve.bench.tpch import BUCKET_COLUMN
     from lakesieve.errors import LakesieveError
 
@@ -37,7 +37,7 @@ def buckets(
         path = local_path(table, unit)
         if path is None:
             raise LakesieveError(f"location {unit.location} of {table.path} has no base file")
-        bounds = _footer_bounds([path], [BUCKET_COLUMN, *columns])
+        bounds = footer_bounds([path], [BUCKET_COLUMN, *columns])
         b = bounds[BUCKET_COLUMN][0]
         if b is None or b[0] != b[1]:
             raise LakesieveError(f"data file {path} holds more than one bucket")

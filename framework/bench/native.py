@@ -101,7 +101,7 @@ class NativeStats:
         }
 
 
-def _footer_bounds(paths: list[str], columns: list[str]) -> dict[str, list[tuple[int, int] | None]]:
+def footer_bounds(paths: list[str], columns: list[str]) -> dict[str, list[tuple[int, int] | None]]:
     """Per file min/max of ``columns`` over the row-group statistics of its Parquet footer."""
     import pyarrow.parquet as pq
 
@@ -127,7 +127,7 @@ def _footer_bounds(paths: list[str], columns: list[str]) -> dict[str, list[tuple
 
 def footer_bucket(path: str, column: str) -> int | None:
     """The value of ``column`` in a data file that holds one value of it (``None`` otherwise)."""
-    b = _footer_bounds([path], [column])[column][0]
+    b = footer_bounds([path], [column])[column][0]
     return b[0] if b is not None and b[0] == b[1] else None
 
 
@@ -138,7 +138,7 @@ def _hudi(path: str, columns: list[str]) -> NativeStats:
     slices = table.get_file_slices()
     rel = [s.base_file_relative_path() for s in slices]
     files = [_base(p) for p in rel]
-    bounds = _footer_bounds([os.path.join(path, p) for p in rel], columns)
+    bounds = footer_bounds([os.path.join(path, p) for p in rel], columns)
 
     def text(q: BenchQuery, v: int) -> str:
         val = from_domain(v, q.spark_type)

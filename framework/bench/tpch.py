@@ -24,7 +24,8 @@ RUN_COLUMN = "run"
 BUCKET_COLUMN = "bucket"
 
 
-def _tpchgen() -> str:
+def tpchgen_program() -> str:
+    """The `tpchgen-cli` program: on PATH, or beside this interpreter."""
     found = shutil.which("tpchgen-cli")
     if found:
         return found
@@ -47,7 +48,14 @@ def generate_lineitem(scale: float, out_dir: str | Path) -> Path:
         return target
     out.mkdir(parents=True, exist_ok=True)
     subprocess.run(
-        [_tpchgen(), "parquet", "-s", str(scale), "--tables=lineitem", f"--output-dir={out}"],
+        [
+            tpchgen_program(),
+            "parquet",
+            "-s",
+            str(scale),
+            "--tables=lineitem",
+            f"--output-dir={out}",
+        ],
         check=True,
         stdout=subprocess.DEVNULL,
     )

@@ -44,7 +44,7 @@ from lakesieve.plugins.hudi.writer.plan import const_array
 from lakesieve.plugins.hudi.writer.rollback import rollback_pending
 from lakesieve.plugins.hudi.writer.schema import META_COLUMNS, file_schema
 from lakesieve.plugins.hudi.writer.storage import TableStorage
-from lakesieve.plugins.hudi.writer.task import _STATS_ARROW, STATS_SCHEMA
+from lakesieve.plugins.hudi.writer.task import STATS_ARROW, STATS_SCHEMA
 from lakesieve.plugins.hudi.writer.timeline import rollback_instant
 from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
@@ -92,7 +92,7 @@ def _write_groups(
             }
         )
     if out:
-        yield pa.RecordBatch.from_pylist(out, schema=_STATS_ARROW)
+        yield pa.RecordBatch.from_pylist(out, schema=STATS_ARROW)
 
 
 def cluster(

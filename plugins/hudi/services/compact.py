@@ -40,7 +40,7 @@ from lakesieve.plugins.hudi.writer.commit import (
 )
 from lakesieve.plugins.hudi.writer.rollback import rollback_pending
 from lakesieve.plugins.hudi.writer.storage import TableStorage
-from lakesieve.plugins.hudi.writer.task import _STATS_ARROW, STATS_SCHEMA
+from lakesieve.plugins.hudi.writer.task import STATS_ARROW, STATS_SCHEMA
 from lakesieve.plugins.hudi.writer.timeline import Slice, rollback_instant
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
@@ -90,7 +90,7 @@ def _compact_units(
                 }
             )
     if out:
-        yield pa.RecordBatch.from_pylist(out, schema=_STATS_ARROW)
+        yield pa.RecordBatch.from_pylist(out, schema=STATS_ARROW)
 
 
 def _plan(slices: list[Slice]) -> bytes:

@@ -41,7 +41,8 @@ STATS_SCHEMA = (
     "num_writes long, num_deletes long, num_update_writes long, num_inserts long, "
     "file_size long, create_ms long, upsert_ms long, base_file string, log_version long"
 )
-_STATS_ARROW = pa.schema(
+#: The Arrow schema of the per-file write statistics a write or table-service task yields.
+STATS_ARROW = pa.schema(
     [pa.field(n, pa.string()) for n in ("partition_path", "file_id", "file_name", "prev_commit")]
     + [
         pa.field(n, pa.int64())
@@ -166,7 +167,7 @@ class FileGroupWriter:
         """Write every file group found in ``batches``; yield their stats (one row per file)."""
         stats = self.write_batches(batches)
         if stats:
-            yield pa.RecordBatch.from_pylist(stats, schema=_STATS_ARROW)
+            yield pa.RecordBatch.from_pylist(stats, schema=STATS_ARROW)
 
     def write_batches(self, batches: Iterator[pa.RecordBatch]) -> list[dict[str, object]]:
         """Write every file group found in ``batches``; return one stats dict per file."""
