@@ -74,7 +74,7 @@ def run_skeleton(
 ) -> dict[str, Any]:
     """Run the skeleton benchmark and return its figures."""
     from lakesieve.model import LOCATION_COLUMN
-    from lakesieve.registry import call_first
+    from lakesieve.registry import table_format
     from lakesieve.session import get_spark
     from lakesieve.table import open as open_table
     from lakesieve.tpch import generate_lineitem, write_interleaved_hudi
@@ -125,14 +125,8 @@ def run_skeleton(
 
     # queries: 200 points on existing keys, 200 ranges covering 0.1% of the key domain
     snapshot = table.snapshot()
-    frame = call_first(
-        "lakesieve_format_read",
-        "hudi",
-        table=table.ref,
-        spark=spark,
-        units=snapshot.units,
-        instant=snapshot.instant.id if snapshot.instant else None,
-        with_location=True,
+    frame = table_format(table.ref).read(
+        spark, snapshot.units, snapshot.instant.id if snapshot.instant else None, True
     )
     relation = frame.select(
         F.col("l_orderkey").alias("key"), F.col(LOCATION_COLUMN).alias("location")
@@ -241,9 +235,9 @@ def _native_files(fmt: str, path: Path) -> list[tuple[str, int, int]]:
                 data["path"], data["min.l_orderkey"], data["max.l_orderkey"], strict=True
             )
         ]
-    from lakesieve.plugins.iceberg.catalog import load_for_read
+    from lakesieve.bench_native import iceberg_table
 
-    tbl = load_for_read(str(path), None)
+    tbl = iceberg_table(str(path))
     field_id = tbl.schema().find_field("l_orderkey").field_id
     from pyiceberg.conversions import from_bytes
 
@@ -280,11 +274,11 @@ def _native_counts(
         p = [sum(1 for lo, hi in bounds if lo <= k <= hi) for k in points]
         r = [sum(1 for lo, hi in bounds if lo <= b and a <= hi) for a, b in ranges]
         return p, r, "deltalake get_add_actions min/max per file"
-    from lakesieve.plugins.iceberg.catalog import load_for_read
+    from lakesieve.bench_native import iceberg_table
     from pyiceberg import expressions
 
     ex: Any = expressions
-    tbl = load_for_read(str(path), None)
+    tbl = iceberg_table(str(path))
     p = [len(list(tbl.scan(row_filter=ex.EqualTo("l_orderkey", k)).plan_files())) for k in points]
     r = [
         len(
