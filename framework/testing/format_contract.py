@@ -28,7 +28,8 @@ The kit builds one table per test class (``create_table`` then one
 checks:
 
 * ``test_identify``: :func:`lakesieve.registry.identify_format` names the
-  format, an empty folder is claimed by nobody, and a table that a second
+  format, an empty folder is claimed by nobody (yet opens as the format when
+  ``options["format"]`` names it), and a table that a second
   (throwaway) plugin also claims is refused with
   :class:`~lakesieve.errors.AmbiguousFormatError`.
 * ``test_timeline``: one completed instant per commit at least, unique ids
@@ -332,6 +333,8 @@ class FormatContract:
         empty.mkdir()
         with pytest.raises(TableNotFoundError):
             registry.identify_format(str(empty))  # no plugin may claim an empty folder
+        forced = registry.open_format(str(empty), {"format": self.format_name})
+        assert forced.name == self.format_name and "format" not in forced.options
         pm = registry.get_plugin_manager()
         impostor = _impostor(f"{self.format_name}-impostor")
         pm.register(impostor, name="format-contract-impostor")

@@ -50,7 +50,7 @@ Spark on every query, which keeps it usable for Spark-free property tests.
     same answers as a fresh build on the changed relation. Its deterministic
     example adds every special value through the delta (the path a refresh
     takes). Skipped, with the reason, for an index type that does not
-    implement the hook (answers ``None``): the framework rebuilds those
+    implement ``apply_delta`` (answers ``None``): the framework rebuilds those
     instead.
 (e) ``test_apply_delta_empty_changes_no_answer``: an empty delta — typed
     like the column, and the untyped empty frame the framework hands over
@@ -713,7 +713,7 @@ class IndexContract:
         """The values of the deterministic examples (override for types the kit lacks)."""
         return special_values(key_type)
 
-    # ----------------------------------------------------------- hook calls
+    # ----------------------------------------------------------- index type calls
 
     @classmethod
     def _register_plugin(cls) -> None:
