@@ -77,14 +77,7 @@ def read_plan_arrow(
     expr: Any = to_arrow(plan.bound) if plan.bound is not None else None
 
     def one(unit: Any) -> pa.Table:
-        batches = registry.call_first(
-            "lakesieve_format_read_unit",
-            f"format {table.format!r}",
-            table=table.ref,
-            unit=unit,
-            instant=instant,
-            columns=need,
-        )
+        batches = registry.table_format(table.ref).read_unit(unit, instant, need)
         got = pa.Table.from_batches(
             [conform(b, read_schema) for b in batches if b.num_rows], schema=read_schema
         )

@@ -44,7 +44,7 @@ def parse_types(text: str | None) -> list[str] | None:
 
 
 def _check_types(types: list[str] | None) -> list[str]:
-    installed = sorted(registry.index_types())
+    installed = sorted(registry.index_type_names())
     if types is None:
         return installed
     unknown = [t for t in types if t not in installed]
@@ -225,13 +225,7 @@ def compare_indexes(
     col = resolve_column(schema, column, table.path)
     types = _check_types(types)
     for t in types:  # every option/type check before Spark starts
-        registry.call_first(
-            "lakesieve_index_validate",
-            f"index type {t!r}",
-            index_type=t,
-            options={},
-            key_type=col.spark_type,
-        )
+        registry.index_type(t).validate({}, col.spark_type)
     say = progress or (lambda _msg: None)
 
     from lakesieve.session import get_spark
@@ -245,15 +239,7 @@ def compare_indexes(
 
     # sample existing keys with Spark (never collect the column)
     say(f"sampling keys of {col.name} ...")
-    frame = registry.call_first(
-        "lakesieve_format_read",
-        f"format {table.format!r}",
-        table=table.ref,
-        spark=spark,
-        units=snapshot.units,
-        instant=inst.id,
-        with_location=True,
-    )
+    frame = registry.table_format(table.ref).read(spark, snapshot.units, inst.id, True)
     keys = frame.select(F.col(col.name).alias("key")).where(F.col("key").isNotNull())
     stats = keys.agg(F.count(F.lit(1)), F.min("key"), F.max("key")).first()
     rows, lo, hi = int(stats[0]), stats[1], stats[2]

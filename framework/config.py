@@ -353,14 +353,7 @@ def _validate_options(
     """Run the index type's validate hook; blame the offending option when it can be found."""
 
     def validate(opts: dict[str, str]) -> dict[str, Any]:
-        result: dict[str, Any] = registry.call_first(
-            "lakesieve_index_validate",
-            f"index type {itype!r}",
-            index_type=itype,
-            options=opts,
-            key_type=key_type,
-        )
-        return result
+        return registry.index_type(itype).validate(opts, key_type)
 
     try:
         return validate(options)

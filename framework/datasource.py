@@ -236,22 +236,16 @@ class LakesieveReader(DataSourceReader):
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Read one unit through its format plugin, as batches in the table schema."""
         from lakesieve import registry
-        from lakesieve.model import TableRef
         from pyspark.sql.pandas.types import to_arrow_schema
 
         if not isinstance(partition, UnitPartition) or not partition.unit_json:
             return
         # timestamps are instants: any zone names them exactly, and Spark insists on one
         target = to_arrow_schema(self.schema, timezone="UTC")
-        ref = TableRef(partition.table_path, partition.table_format, partition.table_options)
-        batches = registry.call_first(
-            "lakesieve_format_read_unit",
-            f"format {partition.table_format!r}",
-            table=ref,
-            unit=unit_from_json(partition.unit_json),
-            instant=partition.instant,
-            columns=None,
+        table = registry.open_format(
+            partition.table_path, {**partition.table_options, "format": partition.table_format}
         )
+        batches = table.read_unit(unit_from_json(partition.unit_json), partition.instant, None)
         for batch in batches:
             if batch.num_rows == 0:
                 continue

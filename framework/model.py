@@ -2,7 +2,7 @@
 
 These are the nouns of ``DESIGN.md``: instants, locations, read units,
 snapshots, changes, key queries and built indexes. They hold data only; the
-behaviour lives in the hooks (``lakesieve.hookspecs``).
+behaviour lives in the plugins' objects (``lakesieve.contracts``).
 
 A **location** is an opaque string chosen by the format plugin. It is the unit
 of skipping: for Hudi ``"<partition path>/<file group id>"`` (or just the file
@@ -203,7 +203,7 @@ class BuiltIndex:
 
     The framework's index store writes every table in ``files`` as an Arrow IPC
     file with a checksum, and hands the same structure back (read and verified)
-    to ``lakesieve_index_load``. ``meta`` must be JSON-serialisable; it is
+    to ``IndexType.load``. ``meta`` must be JSON-serialisable; it is
     stored in the index log. Index files are data, never code.
 
     Attributes:

@@ -126,13 +126,7 @@ def _ask(index: LoadedIndex, queries: list[KeyQuery]) -> Answer:
     found: set[str] = set()
     for query in queries:
         try:
-            result = registry.call_first(
-                "lakesieve_index_lookup",
-                f"index type {index.definition.type!r}",
-                index_type=index.definition.type,
-                index=index.obj,
-                query=query,
-            )
+            result = registry.index_type(index.definition.type).lookup(index.obj, query)
             if not isinstance(result, LookupResult):
                 raise TypeError(f"lookup returned {type(result).__name__}, not LookupResult")
         except Exception as exc:  # an optional index must never break a query

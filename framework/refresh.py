@@ -146,13 +146,7 @@ class DeltaPlan:
 
 def plan_delta(table: Table, column: str, start: Instant, end: Instant) -> DeltaPlan:
     """The read units, at ``start`` and at ``end``, whose keys may differ."""
-    changes = registry.call_first(
-        "lakesieve_format_changes",
-        f"format {table.format!r}",
-        table=table.ref,
-        start=start.id,
-        end=end.id,
-    )
+    changes = registry.table_format(table.ref).changes(start.id, end.id)
     touched = set(changes.touched)
     skipped = 0
     if column in changes.key_columns:
@@ -176,15 +170,7 @@ def delta_frame(
     for units, inst, sign in ((plan.old_units, start, -1), (plan.new_units, end, 1)):
         if not units:
             continue
-        frame = registry.call_first(
-            "lakesieve_format_read",
-            f"format {table.format!r}",
-            table=table.ref,
-            spark=spark,
-            units=units,
-            instant=inst.id,
-            with_location=True,
-        )
+        frame = registry.table_format(table.ref).read(spark, units, inst.id, True)
         frames.append(
             frame.select(
                 F.col(column).alias("key"),
@@ -241,13 +227,8 @@ def _fold(
         delta = delta.where(F.col("count") != 0)
     else:
         delta = spark.createDataFrame([], "key string, location string, count long")
-    built = registry.call_optional(
-        "lakesieve_index_apply_delta",
-        index_type=definition.type,
-        spark=spark,
-        index=base_obj,
-        delta=delta,
-        params=definition.params,
+    built = registry.index_type(definition.type).apply_delta(
+        spark, base_obj, delta, definition.params
     )
     if built is None:
         return table._build(definition, target, spark), "rebuilt"

@@ -1,26 +1,33 @@
-"""The plugin manager: loads format and index plugins and dispatches to them.
+"""The plugin manager: loads format and index plugins and hands out their objects.
 
 Built-in and third-party plugins are found the same way, through the
 ``lakesieve`` entry-point group. Set ``LAKESIEVE_DISABLE_PLUGIN_AUTOLOAD=1``
 to skip entry points (then register plugins by hand with
 :func:`get_plugin_manager().register`).
+
+The framework asks :func:`open_format` for a table's
+:class:`~lakesieve.contracts.TableFormat` and :func:`index_type` for an
+:class:`~lakesieve.contracts.IndexType`, then calls their methods.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Mapping
 from typing import Any
 
 import pluggy
 from lakesieve import hookspecs
+from lakesieve.contracts import IndexType, TableFormat
 from lakesieve.errors import (
     AmbiguousFormatError,
     PluginError,
     TableNotFoundError,
     UnknownPluginError,
 )
+from lakesieve.model import TableRef
+from lakesieve.plugin_base import FORMAT_OPTION
 
 _lock = threading.Lock()
 _manager: pluggy.PluginManager | None = None
@@ -55,6 +62,16 @@ def reset_plugin_manager() -> None:
         _manager = None
 
 
+def _call(impl: pluggy.HookImpl, **kwargs: Any) -> Any:
+    """Call one plugin's hook with the arguments it declares, naming the plugin when it raises."""
+    try:
+        return impl.function(*[kwargs[name] for name in impl.argnames])
+    except Exception as exc:
+        raise PluginError(
+            f"plugin {impl.plugin_name!r} failed in {impl.function.__name__}: {exc}"
+        ) from exc
+
+
 def _owners(names_by_plugin: list[tuple[str, list[str]]]) -> dict[str, str]:
     owners: dict[str, str] = {}
     for plugin_name, names in names_by_plugin:
@@ -67,30 +84,47 @@ def _owners(names_by_plugin: list[tuple[str, list[str]]]) -> dict[str, str]:
     return owners
 
 
-def _collect(hook_name: str) -> list[tuple[str, list[str]]]:
-    pm = get_plugin_manager()
-    hook = getattr(pm.hook, hook_name)
-    out: list[tuple[str, list[str]]] = []
-    for impl in hook.get_hookimpls():
-        answer = impl.function()
+def format_names() -> dict[str, str]:
+    """Map every installed format name to the plugin that provides it."""
+    found: list[tuple[str, list[str]]] = []
+    for impl in get_plugin_manager().hook.lakesieve_format_names.get_hookimpls():
+        answer = _call(impl)
         if answer is None:
             continue
         if not isinstance(answer, list | tuple) or not all(isinstance(a, str) for a in answer):
             raise PluginError(
-                f"plugin {impl.plugin_name!r}: {hook_name} must return a list of names"
+                f"plugin {impl.plugin_name!r}: lakesieve_format_names must return a list of names"
             )
-        out.append((impl.plugin_name, list(answer)))
-    return out
+        found.append((impl.plugin_name, list(answer)))
+    return _owners(found)
 
 
-def format_names() -> dict[str, str]:
-    """Map every known format name to the plugin that provides it."""
-    return _owners(_collect("lakesieve_format_names"))
+def _index_types() -> dict[str, tuple[str, IndexType]]:
+    """Every installed index type by name, with the plugin providing it."""
+    found: dict[str, tuple[str, IndexType]] = {}
+    for impl in get_plugin_manager().hook.lakesieve_index_types.get_hookimpls():
+        answer = _call(impl)
+        if answer is None:
+            continue
+        if not isinstance(answer, list | tuple) or not all(
+            isinstance(t, IndexType) and isinstance(t.name, str) for t in answer
+        ):
+            raise PluginError(
+                f"plugin {impl.plugin_name!r}: lakesieve_index_types must return a list of "
+                "index type objects, each with a name"
+            )
+        for t in answer:
+            if t.name in found and found[t.name][0] != impl.plugin_name:
+                raise PluginError(
+                    f"plugins {found[t.name][0]!r} and {impl.plugin_name!r} both provide {t.name!r}"
+                )
+            found[t.name] = (impl.plugin_name, t)
+    return found
 
 
-def index_types() -> dict[str, str]:
-    """Map every known index type to the plugin that provides it."""
-    return _owners(_collect("lakesieve_index_types"))
+def index_type_names() -> dict[str, str]:
+    """Map every installed index type name to the plugin that provides it."""
+    return {name: plugin for name, (plugin, _) in _index_types().items()}
 
 
 def require_format(name: str) -> None:
@@ -104,55 +138,76 @@ def require_format(name: str) -> None:
 
 def require_index_type(name: str) -> None:
     """Raise :class:`UnknownPluginError` unless a plugin provides index type ``name``."""
-    known = index_types()
+    index_type(name)
+
+
+def index_type(name: str) -> IndexType:
+    """The installed index type called ``name``.
+
+    Raises:
+        UnknownPluginError: no plugin provides it (the message lists those installed).
+        PluginError: a plugin answered wrongly or two provide one name.
+    """
+    known = _index_types()
     if name not in known:
         raise UnknownPluginError(
             f"unknown index type {name!r}; installed: {', '.join(sorted(known)) or 'none'}"
         )
+    return known[name][1]
 
 
-def identify_format(path: str) -> str:
-    """Return the format of the table at ``path``; refuse none or several claimants."""
-    pm = get_plugin_manager()
-    claims: list[tuple[str, str]] = []
-    for impl in pm.hook.lakesieve_format_identify.get_hookimpls():
+def open_format(path: str, options: Mapping[str, str] | None = None) -> TableFormat:
+    """The :class:`TableFormat` of the table at ``path``; cheap (reads no log or metadata).
+
+    With ``options["format"]`` only that format's plugin answers, even when no
+    table exists at ``path`` yet; otherwise the plugins recognise the table.
+
+    Raises:
+        UnknownPluginError: ``options["format"]`` names no installed format.
+        TableNotFoundError: no plugin recognises a table at ``path``.
+        AmbiguousFormatError: several plugins claim it.
+        PluginError: a plugin raised or answered wrongly.
+    """
+    opts = dict(options or {})
+    forced = opts.get(FORMAT_OPTION)
+    if forced is not None:
+        require_format(forced)
+    claims: list[tuple[str, TableFormat]] = []
+    for impl in get_plugin_manager().hook.lakesieve_format_open.get_hookimpls():
         try:
-            answer = impl.function(path=path)
+            answer = impl.function(*[{"path": path, "options": opts}[a] for a in impl.argnames])
         except Exception as exc:  # a plugin must not break detection for others
             raise PluginError(
                 f"plugin {impl.plugin_name!r} failed to inspect table {path!r}: {exc}"
             ) from exc
-        if answer:
-            claims.append((impl.plugin_name, str(answer)))
+        if answer is None:
+            continue
+        if not isinstance(answer, TableFormat) or not isinstance(answer.name, str):
+            raise PluginError(
+                f"plugin {impl.plugin_name!r}: lakesieve_format_open must return a table "
+                f"format object or None, not {type(answer).__name__}"
+            )
+        if forced is not None and answer.name != forced:
+            raise PluginError(
+                f"plugin {impl.plugin_name!r} opened {path!r} as {answer.name!r} "
+                f"when asked for {forced!r}"
+            )
+        claims.append((impl.plugin_name, answer))
     if not claims:
+        if forced is not None:
+            raise PluginError(f"the plugin providing format {forced!r} did not open {path!r}")
         raise TableNotFoundError(f"no table format plugin recognises a table at {path!r}")
-    formats = {fmt for _, fmt in claims}
-    if len(formats) > 1:
-        who = ", ".join(f"{plugin} ({fmt})" for plugin, fmt in claims)
+    if len({fmt.name for _, fmt in claims}) > 1:
+        who = ", ".join(f"{plugin} ({fmt.name})" for plugin, fmt in claims)
         raise AmbiguousFormatError(f"table {path!r} is claimed by several plugins: {who}")
     return claims[0][1]
 
 
-def call_first(hook_name: str, what: str, **kwargs: Any) -> Any:
-    """Call a ``firstresult`` hook and insist that some plugin answers.
-
-    Args:
-        hook_name: the hook, e.g. ``"lakesieve_format_snapshot"``.
-        what: a short description for the error, e.g. ``"format 'hudi'"``.
-        **kwargs: the hook's arguments.
-
-    Raises:
-        UnknownPluginError: no plugin answered.
-    """
-    pm = get_plugin_manager()
-    hook: Callable[..., Any] = getattr(pm.hook, hook_name)
-    result = hook(**kwargs)
-    if result is None:
-        raise UnknownPluginError(f"no installed plugin implements {hook_name} for {what}")
-    return result
+def identify_format(path: str) -> str:
+    """Return the format name of the table at ``path``; refuse none or several claimants."""
+    return open_format(path).name
 
 
-def call_optional(hook_name: str, **kwargs: Any) -> Any:
-    """Call a ``firstresult`` hook; ``None`` when no plugin answers."""
-    pm = get_plugin_manager()
-    return getattr(pm.hook, hook_name)(**kwargs)
+def table_format(ref: TableRef) -> TableFormat:
+    """The :class:`TableFormat` for a table whose format is already known."""
+    return open_format(ref.path, {**ref.options, FORMAT_OPTION: ref.format})

@@ -118,14 +118,7 @@ def open(
     if format is None:
         format = registry.identify_format(root)
     else:
-        registry.require_format(format)
-        if (
-            registry.call_optional(
-                "lakesieve_format_timeline", table=TableRef(root, format, options or {})
-            )
-            is None
-        ):
-            raise TableNotFoundError(f"format plugin {format!r} cannot open a table at {root!r}")
+        registry.open_format(root, {**(options or {}), "format": format}).timeline()
     return Table(
         TableRef(root, format, dict(options or {})), index_root, auto_refresh, refresh_policy
     )
@@ -145,7 +138,7 @@ class Table:
         self.auto_refresh = auto_refresh
         self.refresh_policy = refresh_policy or RefreshPolicy()
         if index_root is None:
-            index_root = registry.call_optional("lakesieve_format_index_root", table=ref)
+            index_root = registry.table_format(ref).index_root()
         self.store = IndexStore(index_root or Path(ref.path) / DEFAULT_DIRNAME)
         self._loaded: dict[str, Any] = {}
         # what a completed instant holds never changes: schema and snapshot per instant, last few kept
@@ -168,11 +161,7 @@ class Table:
 
     def timeline(self) -> list[Instant]:
         """Completed instants, oldest first."""
-        return list(
-            registry.call_first(
-                "lakesieve_format_timeline", f"format {self.format!r}", table=self.ref
-            )
-        )
+        return list(registry.table_format(self.ref).timeline())
 
     def resolve_instant(
         self, as_of: str | None, line: list[Instant] | None = None
@@ -211,12 +200,7 @@ class Table:
 
     def _schema_at(self, inst: Instant | None) -> pa.Schema:
         def make() -> pa.Schema:
-            return registry.call_first(
-                "lakesieve_format_schema",
-                f"format {self.format!r}",
-                table=self.ref,
-                instant=inst.id if inst else None,
-            )
+            return registry.table_format(self.ref).schema(inst.id if inst else None)
 
         return make() if inst is None else self._cached("schema", inst, make)
 
@@ -235,12 +219,7 @@ class Table:
         return self._cached(
             "snapshot",
             inst,
-            lambda: registry.call_first(
-                "lakesieve_format_snapshot",
-                f"format {self.format!r}",
-                table=self.ref,
-                instant=inst.id,
-            ),
+            lambda: registry.table_format(self.ref).snapshot(inst.id),
         )
 
     # ------------------------------------------------------------ indexes
@@ -282,18 +261,10 @@ class Table:
         inst = self.resolve_instant(as_of)
         if inst is None:
             raise LakesieveError(f"table {self.path} has no completed instant to index")
-        schema = registry.call_first(
-            "lakesieve_format_schema", f"format {self.format!r}", table=self.ref, instant=inst.id
-        )
+        schema = registry.table_format(self.ref).schema(inst.id)
         col = resolve_column(schema, column, self.path)
         str_options = {str(k): str(v) for k, v in (options or {}).items()}
-        params = registry.call_first(
-            "lakesieve_index_validate",
-            f"index type {type!r}",
-            index_type=type,
-            options=str_options,
-            key_type=col.spark_type,
-        )
+        params = registry.index_type(type).validate(str_options, col.spark_type)
         from lakesieve.config import default_index_name
 
         name = check_name(name or default_index_name(col.name, type), "index name")
@@ -344,15 +315,7 @@ class Table:
         """Build ``definition`` from the table's rows at ``inst`` (a Spark job)."""
         started = time.perf_counter()
         snapshot = self._snapshot(inst)
-        frame = registry.call_first(
-            "lakesieve_format_read",
-            f"format {self.format!r}",
-            table=self.ref,
-            spark=spark,
-            units=snapshot.units,
-            instant=inst.id,
-            with_location=True,
-        )
+        frame = registry.table_format(self.ref).read(spark, snapshot.units, inst.id, True)
         from lakesieve.job_errors import is_spark_failure, summarize
         from pyspark.sql import functions as F
 
@@ -360,16 +323,13 @@ class Table:
             F.col(definition.column).alias("key"), F.col(LOCATION_COLUMN).alias("location")
         )
         try:
-            built = registry.call_first(
-                "lakesieve_index_build",
-                f"index type {definition.type!r}",
-                index_type=definition.type,
-                spark=spark,
-                relation=relation,
-                key_type=definition.key_type,
-                params=definition.params,
-                locations=sorted(snapshot.locations),
-                rows_hint=snapshot.rows_upper_bound,
+            built = registry.index_type(definition.type).build(
+                spark,
+                relation,
+                definition.key_type,
+                definition.params,
+                sorted(snapshot.locations),
+                snapshot.rows_upper_bound,
             )
         except Exception as exc:
             if not is_spark_failure(exc):
@@ -401,11 +361,8 @@ class Table:
         if state.state_id in self._loaded:
             return self._loaded[state.state_id]
         files = self.store.read_files(state)
-        obj = registry.call_first(
-            "lakesieve_index_load",
-            f"index type {definition.type!r}",
-            index_type=definition.type,
-            built=BuiltIndex(files=files, meta=dict(state.meta)),
+        obj = registry.index_type(definition.type).load(
+            BuiltIndex(files=files, meta=dict(state.meta))
         )
         self._loaded[state.state_id] = obj
         return obj
@@ -489,9 +446,7 @@ class Table:
                 if overlay is not None:
                     out["delta_rows"] = overlay.rows
                 obj = self._load(definition, base)
-                details = registry.call_optional(
-                    "lakesieve_index_describe", index_type=definition.type, index=obj
-                )
+                details = registry.index_type(definition.type).describe(obj)
                 if details:
                     out["details"] = details
             except Exception as exc:
@@ -603,13 +558,7 @@ class Table:
                 warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
             if state.instant != inst.id:
                 try:
-                    changes = registry.call_first(
-                        "lakesieve_format_changes",
-                        f"format {self.format!r}",
-                        table=self.ref,
-                        start=state.instant,
-                        end=inst.id,
-                    )
+                    changes = registry.table_format(self.ref).changes(state.instant, inst.id)
                     item.added_for_staleness = changes.touched & snapshot.locations
                 except Exception as exc:
                     item.obj = None
@@ -725,14 +674,8 @@ class Table:
         from lakesieve.session import get_spark
 
         spark = spark or get_spark()
-        frame = registry.call_first(
-            "lakesieve_format_read",
-            f"format {self.format!r}",
-            table=self.ref,
-            spark=spark,
-            units=plan.units,
-            instant=plan.table_instant.id if plan.table_instant else None,
-            with_location=False,
+        frame = registry.table_format(self.ref).read(
+            spark, plan.units, plan.table_instant.id if plan.table_instant else None, False
         )
         if plan.bound is not None:
             frame = frame.where(to_sql(plan.bound))
@@ -809,15 +752,8 @@ def write(
         if not os.path.exists(root):
             raise TableNotFoundError(f"no table at {root!r}; give a format to create one")
         format = registry.identify_format(root)
-    registry.require_format(format)
+    table = registry.open_format(root, {**(table_options or {}), "format": format})
     from lakesieve.session import get_spark
 
     spark = spark or get_spark()
-    return registry.call_first(
-        "lakesieve_format_write",
-        f"format {format!r}",
-        table=TableRef(root, format, dict(table_options or {})),
-        spark=spark,
-        df=df,
-        options=options or WriteOptions(),
-    )
+    return table.write(spark, df, options or WriteOptions())

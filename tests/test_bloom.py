@@ -144,30 +144,28 @@ def test_false_positive_rate_is_near_the_target(fpp: float) -> None:
 
 
 def test_validate_options() -> None:
-    assert plugin.lakesieve_index_validate("bloom", {}, "string") == {
+    assert plugin.BloomIndexType().validate({}, "string") == {
         "fpp": 0.01,
         "expected_keys": None,
     }
-    assert plugin.lakesieve_index_validate(
-        "bloom", {"fpp": "0.05", "expected_keys": "1000"}, "int"
-    ) == {
+    assert plugin.BloomIndexType().validate({"fpp": "0.05", "expected_keys": "1000"}, "int") == {
         "fpp": 0.05,
         "expected_keys": 1000,
     }
-    assert plugin.lakesieve_index_validate("bloom", {"expected_keys": "auto"}, "int") == {
+    assert plugin.BloomIndexType().validate({"expected_keys": "auto"}, "int") == {
         "fpp": 0.01,
         "expected_keys": None,
     }
     with pytest.raises(OptionError, match=r"'fpp' of index type 'bloom' expects a number > 0"):
-        plugin.lakesieve_index_validate("bloom", {"fpp": "often"}, "int")
+        plugin.BloomIndexType().validate({"fpp": "often"}, "int")
     with pytest.raises(OptionError, match="'fpp'"):
-        plugin.lakesieve_index_validate("bloom", {"fpp": "0.9"}, "int")
+        plugin.BloomIndexType().validate({"fpp": "0.9"}, "int")
     with pytest.raises(OptionError, match=r"'expected_keys'.*integer"):
-        plugin.lakesieve_index_validate("bloom", {"expected_keys": "1.5"}, "int")
+        plugin.BloomIndexType().validate({"expected_keys": "1.5"}, "int")
     with pytest.raises(OptionError, match=r"'block_size'.*valid options: expected_keys, fpp"):
-        plugin.lakesieve_index_validate("bloom", {"block_size": "1"}, "int")
+        plugin.BloomIndexType().validate({"block_size": "1"}, "int")
     with pytest.raises(UnsupportedKeyTypeError, match=r"array<string>"):
-        plugin.lakesieve_index_validate("bloom", {}, "array<string>")
+        plugin.BloomIndexType().validate({}, "array<string>")
 
 
 def test_expected_keys_sizes_every_filter() -> None:
@@ -318,21 +316,21 @@ def test_spark_workers_hash_like_the_driver(spark: Any) -> None:
 @pytest.mark.parametrize("key_type", ["bigint", "string", "double", "decimal(30,3)", "date"])
 def test_spark_build_equals_local_build(spark: Any, key_type: str) -> None:
     rows = _sample_rows(key_type)
-    params = plugin.lakesieve_index_validate("bloom", {"fpp": "0.02"}, key_type)
+    params = plugin.BloomIndexType().validate({"fpp": "0.02"}, key_type)
     assert params is not None
-    built = plugin.lakesieve_index_build(
-        "bloom", spark, _spark_frame(spark, key_type, rows), key_type, params
+    built = plugin.BloomIndexType().build(
+        spark, _spark_frame(spark, key_type, rows), key_type, params
     )
     assert built is not None
     local = _build(rows, key_type, fpp="0.02")
     assert built.meta == local.meta
     assert built.files["filters"].equals(local.files["filters"])
-    index = plugin.lakesieve_index_load("bloom", ipc_round_trip(built)[0])
+    index = plugin.BloomIndexType().load(ipc_round_trip(built)[0])
     for v in SAMPLES[key_type]:
         q = KeyQuery("points", (v,))
         assert true_locations(rows, q) <= (index.lookup(q).locations or frozenset())
     assert index.lookup(KeyQuery("range", low=SAMPLES[key_type][0])).locations is None
-    d = plugin.lakesieve_index_describe("bloom", index)
+    d = plugin.BloomIndexType().describe(index)
     assert d is not None and 0 <= d["estimated_fpp"] < 0.05 and d["params"]["fpp"] == 0.02
 
 
@@ -344,7 +342,7 @@ def test_spark_apply_delta(spark: Any) -> None:
         [(123, "part=9/new", 1), (5, "part=0/fg-0", 2), (None, "part=1/fg-1", 1)],
         "key bigint, location string, count bigint",
     )
-    built = plugin.lakesieve_index_apply_delta("bloom", spark, index, frame, {})
+    built = plugin.BloomIndexType().apply_delta(spark, index, frame, {})
     assert built is not None
     merged = _load(built)
     assert "part=9/new" in (merged.lookup(KeyQuery("points", (123,))).locations or ())

@@ -1,7 +1,7 @@
 """What the framework tells an index build from the table's metadata, and the one-job Sieve build it allows.
 
 ``Table.build_index`` passes the snapshot's locations and its row count
-(``Snapshot.rows_upper_bound``) to ``lakesieve_index_build``. With both, the
+(``Snapshot.rows_upper_bound``) to ``IndexType.build``. With both, the
 Sieve build skips its per-location pass. These tests check the hint itself,
 which path each format takes, and that pruned reads still equal full reads.
 """

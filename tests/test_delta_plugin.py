@@ -86,10 +86,7 @@ def _read_units(table: Any, version: str) -> tuple[pa.Table, dict[str, int]]:
     parts, counts = [], {}
     for unit in table.snapshot(version).units:
         batches = list(
-            registry.call_first(
-                "lakesieve_format_read_unit",
-                "test",
-                table=table.ref,
+            registry.table_format(table.ref).read_unit(
                 unit=unit,
                 instant=version,
                 columns=None,
@@ -195,10 +192,7 @@ def test_bucketed_write_gives_one_file_per_bucket(delta: dict[str, Any]) -> None
             ids = (
                 pa.Table.from_batches(
                     list(
-                        registry.call_first(
-                            "lakesieve_format_read_unit",
-                            "t",
-                            table=table.ref,
+                        registry.table_format(table.ref).read_unit(
                             unit=unit,
                             instant=version,
                             columns=["id"],
@@ -232,15 +226,16 @@ def test_reads_equal_delta_rs_at_every_version(spark: Any, delta: dict[str, Any]
     for version in range(4):
         expected = _native(path, version)
         plan = table.plan(None, str(version))
-        frame = registry.call_first(
-            "lakesieve_format_read",
-            "test",
-            table=table.ref,
-            spark=spark,
-            units=plan.units,
-            instant=str(version),
-            with_location=True,
-        ).cache()
+        frame = (
+            registry.table_format(table.ref)
+            .read(
+                spark=spark,
+                units=plan.units,
+                instant=str(version),
+                with_location=True,
+            )
+            .cache()
+        )
         assert _spark_rows(frame, COLUMNS).equals(expected), f"version {version}"
         by_location = {r[0]: r[1] for r in frame.groupBy(LOCATION_COLUMN).count().collect()}
         unit_rows, counts = _read_units(table, str(version))
@@ -255,9 +250,7 @@ def test_changes_between_versions(delta: dict[str, Any]) -> None:
     files = {v: _native_files(path, v) for v in range(4)}
 
     def changes(start: str | None, end: str) -> Any:
-        return registry.call_first(
-            "lakesieve_format_changes", "test", table=table.ref, start=start, end=end
-        )
+        return registry.table_format(table.ref).changes(start=start, end=end)
 
     for a in range(4):
         for b in range(a + 1, 4):
@@ -370,10 +363,7 @@ def test_deletion_vectors_are_honoured(spark: Any, tmp_path: Path) -> None:
     assert expected.num_rows == 195
     frame = table.full_read(spark)
     assert _spark_rows(frame, ["id", "s"]).equals(expected)
-    with_loc = registry.call_first(
-        "lakesieve_format_read",
-        "t",
-        table=table.ref,
+    with_loc = registry.table_format(table.ref).read(
         spark=spark,
         units=[unit],
         instant="1",
@@ -382,9 +372,7 @@ def test_deletion_vectors_are_honoured(spark: Any, tmp_path: Path) -> None:
     assert with_loc.count() == 195
     assert _read_units(table, "1")[0].equals(expected)
     assert _read_units(table, "0")[0].equals(_native(path, 0))
-    changes = registry.call_first(
-        "lakesieve_format_changes", "t", table=table.ref, start="0", end="1"
-    )
+    changes = registry.table_format(table.ref).changes(start="0", end="1")
     assert changes.rewritten == {location} and not changes.added and not changes.removed
 
     # rewriting a file that carries a deletion vector is refused before anything is written
@@ -456,9 +444,7 @@ def test_write_refuses_bad_input(spark: Any, tmp_path: Path) -> None:
     ]
     for options, message in cases:
         with pytest.raises(WriteError, match=message):
-            registry.call_first(
-                "lakesieve_format_write", "t", table=ref, spark=spark, df=frame, options=options
-            )
+            registry.table_format(ref).write(spark=spark, df=frame, options=options)
     assert not path.exists()
 
 

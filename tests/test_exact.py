@@ -18,6 +18,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lakesieve import registry
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
 from lakesieve.indexes.exact import plugin
 from lakesieve.indexes.exact.build import build_local
@@ -153,12 +154,12 @@ def test_unsupported_key_type_is_named() -> None:
 
 
 def test_validate_takes_no_options() -> None:
-    assert plugin.lakesieve_index_validate("exact", {}, "string") == {}
+    assert plugin.ExactIndexType().validate({}, "string") == {}
     with pytest.raises(OptionError, match=r"'fpp'.*valid options: none"):
-        plugin.lakesieve_index_validate("exact", {"fpp": "0.1"}, "string")
+        plugin.ExactIndexType().validate({"fpp": "0.1"}, "string")
     with pytest.raises(UnsupportedKeyTypeError, match="map<string,int>"):
-        plugin.lakesieve_index_validate("exact", {}, "map<string,int>")
-    assert plugin.lakesieve_index_validate("bloom", {}, "string") is None
+        plugin.ExactIndexType().validate({}, "map<string,int>")
+    assert not isinstance(registry.index_type("bloom"), plugin.ExactIndexType)
 
 
 # ---------------------------------------------------------------------------
@@ -315,17 +316,17 @@ def _spark_frame(spark: Any, key_type: str, rows: list[tuple[Any, str]]) -> Any:
 @pytest.mark.parametrize("key_type", ALL_KEY_TYPES)
 def test_spark_build_equals_local_build(spark: Any, key_type: str) -> None:
     rows = _sample_rows(key_type)
-    params = plugin.lakesieve_index_validate("exact", {}, key_type)
+    params = plugin.ExactIndexType().validate({}, key_type)
     assert params is not None
-    built = plugin.lakesieve_index_build(
-        "exact", spark, _spark_frame(spark, key_type, rows), key_type, params
+    built = plugin.ExactIndexType().build(
+        spark, _spark_frame(spark, key_type, rows), key_type, params
     )
     assert built is not None
     local = _build(rows, key_type)
     assert built.meta == local.meta
     for name in ("locations", "entries", "nulls"):
         assert built.files[name].equals(local.files[name]), name
-    index = plugin.lakesieve_index_load("exact", ipc_round_trip(built)[0])
+    index = plugin.ExactIndexType().load(ipc_round_trip(built)[0])
     assert np.array_equal(index.forms, _load(local).forms)
     values = SAMPLES[key_type]
     queries = [*standard_queries(rows), KeyQuery("points", tuple(values[:2]))]
@@ -336,7 +337,7 @@ def test_spark_build_equals_local_build(spark: Any, key_type: str) -> None:
             KeyQuery("range", low=values[0], high=v),
         ]
     for q in queries:
-        answer = plugin.lakesieve_index_lookup("exact", index, q)
+        answer = plugin.ExactIndexType().lookup(index, q)
         assert answer is not None and answer.locations == true_locations(rows, q), q
 
 
@@ -348,11 +349,11 @@ def test_spark_apply_delta_equals_rebuild(spark: Any) -> None:
     assert held > 0
     delta_rows = [("a", "part=0/fg-0", -held), ("zz", "part=9/new", 2), (None, "part=0/fg-0", -1)]
     frame = spark.createDataFrame(delta_rows, "key string, location string, count bigint")
-    built = plugin.lakesieve_index_apply_delta("exact", spark, index, frame, {})
+    built = plugin.ExactIndexType().apply_delta(spark, index, frame, {})
     assert built is not None
     after = [r for r in rows if not (r[0] == "a" and r[1] == "part=0/fg-0")]
     after.remove((None, "part=0/fg-0"))
     after += [("zz", "part=9/new")] * 2
     assert built.meta == _build(after, "string").meta
-    d = plugin.lakesieve_index_describe("exact", _load(built))
+    d = plugin.ExactIndexType().describe(_load(built))
     assert d is not None and d["size_bytes"] == ipc_round_trip(built)[1]

@@ -63,6 +63,11 @@ def roots(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return out
 
 
+def _fmt(ref: TableRef) -> hudi_plugin.HudiFormat:
+    """The plugin's object for ``ref``."""
+    return hudi_plugin.HudiFormat(ref.path, ref.options)
+
+
 def _ref(roots: dict[str, Path], zip_path: Path) -> TableRef:
     return TableRef(path=str(roots[zip_path.name]), format="hudi")
 
@@ -81,15 +86,12 @@ def _hudi_rs_rows(path: str, instant: str | None) -> pa.Table:
 
 
 def _unit_rows(ref: TableRef, unit: ReadUnit, instant: str | None) -> pa.Table | None:
-    batches = list(
-        hudi_plugin.lakesieve_format_read_unit(table=ref, unit=unit, instant=instant, columns=None)
-        or []
-    )
+    batches = list(_fmt(ref).read_unit(unit=unit, instant=instant, columns=None) or [])
     return pa.Table.from_batches(batches) if batches else None
 
 
 def _rows_by_location(ref: TableRef, instant: str | None) -> dict[str, list[str]]:
-    snapshot = hudi_plugin.lakesieve_format_snapshot(table=ref, instant=instant)
+    snapshot = _fmt(ref).snapshot(instant=instant)
     assert snapshot is not None
     out: dict[str, list[str]] = {}
     for unit in snapshot.units:
@@ -113,9 +115,9 @@ def _spark_rows_by_location(df: Any) -> dict[str, list[str]]:
 def test_identify_timeline_snapshot_match_readme(roots: dict[str, Path], zip_path: Path) -> None:
     expected = _expected(zip_path)
     ref = _ref(roots, zip_path)
-    assert hudi_plugin.lakesieve_format_identify(path=ref.path) == "hudi"
+    assert hudi_plugin.lakesieve_format_open(path=ref.path, options={}).name == "hudi"  # type: ignore[union-attr]
 
-    instants = hudi_plugin.lakesieve_format_timeline(table=ref)
+    instants = _fmt(ref).timeline()
     assert instants is not None
     count, _, actions = expected["instants"].partition("(")
     assert len(instants) == int(count), (
@@ -125,7 +127,7 @@ def test_identify_timeline_snapshot_match_readme(roots: dict[str, Path], zip_pat
     assert [i.sort_key for i in instants] == sorted(i.sort_key for i in instants), "oldest first"
     assert all(i.id == i.sort_key and re.fullmatch(r"\d{17}", i.id) for i in instants)
 
-    snapshot = hudi_plugin.lakesieve_format_snapshot(table=ref, instant=None)
+    snapshot = _fmt(ref).snapshot(instant=None)
     assert snapshot is not None
     assert snapshot.instant == (instants[-1] if instants else None)
     assert len(snapshot.units) == int(expected["slices"])
@@ -152,16 +154,14 @@ def test_identify_timeline_snapshot_match_readme(roots: dict[str, Path], zip_pat
 def test_spark_read_equals_hudi_rs(spark: Any, roots: dict[str, Path], zip_path: Path) -> None:
     expected = _expected(zip_path)
     ref = _ref(roots, zip_path)
-    snapshot = hudi_plugin.lakesieve_format_snapshot(table=ref, instant=None)
+    snapshot = _fmt(ref).snapshot(instant=None)
     assert snapshot is not None
     reference = _hudi_rs_rows(ref.path, None)
     assert reference.num_rows == int(expected["rows"])
 
-    df = hudi_plugin.lakesieve_format_read(
-        table=ref, spark=spark, units=snapshot.units, instant=None, with_location=True
-    )
+    df = _fmt(ref).read(spark=spark, units=snapshot.units, instant=None, with_location=True)
     assert df is not None
-    schema = hudi_plugin.lakesieve_format_schema(table=ref, instant=None)
+    schema = _fmt(ref).schema(instant=None)
     assert schema is not None
     assert df.columns == [*schema.names, LOCATION_COLUMN]
     if reference.num_rows:
@@ -174,9 +174,7 @@ def test_spark_read_equals_hudi_rs(spark: Any, roots: dict[str, Path], zip_path:
     per_unit = _rows_by_location(ref, None)
     assert {loc: rows for loc, rows in per_unit.items() if rows} == by_location
 
-    plain = hudi_plugin.lakesieve_format_read(
-        table=ref, spark=spark, units=snapshot.units, instant=None, with_location=False
-    )
+    plain = _fmt(ref).read(spark=spark, units=snapshot.units, instant=None, with_location=False)
     assert plain is not None and LOCATION_COLUMN not in plain.columns
     assert plain.count() == reference.num_rows
 
@@ -185,9 +183,9 @@ def test_spark_read_equals_hudi_rs(spark: Any, roots: dict[str, Path], zip_path:
 @pytest.mark.parametrize("zip_path", ZIPS, ids=[z.stem for z in ZIPS])
 def test_read_units_without_spark_equal_hudi_rs(roots: dict[str, Path], zip_path: Path) -> None:
     ref = _ref(roots, zip_path)
-    snapshot = hudi_plugin.lakesieve_format_snapshot(table=ref, instant=None)
+    snapshot = _fmt(ref).snapshot(instant=None)
     assert snapshot is not None
-    schema = hudi_plugin.lakesieve_format_schema(table=ref, instant=None)
+    schema = _fmt(ref).schema(instant=None)
     rows: list[str] = []
     for unit in snapshot.units:
         table = _unit_rows(ref, unit, None)
@@ -201,17 +199,15 @@ def test_read_units_without_spark_equal_hudi_rs(roots: dict[str, Path], zip_path
 @pytest.mark.parametrize("zip_path", ZIPS, ids=[z.stem for z in ZIPS])
 def test_time_travel_to_first_instant(spark: Any, roots: dict[str, Path], zip_path: Path) -> None:
     ref = _ref(roots, zip_path)
-    instants = hudi_plugin.lakesieve_format_timeline(table=ref)
+    instants = _fmt(ref).timeline()
     if not instants:
         pytest.skip("table has no commits")
     first = instants[0].id
-    snapshot = hudi_plugin.lakesieve_format_snapshot(table=ref, instant=first)
+    snapshot = _fmt(ref).snapshot(instant=first)
     assert snapshot is not None and snapshot.instant == instants[0]
     reference = _sorted_rows(_hudi_rs_rows(ref.path, first))
 
-    df = hudi_plugin.lakesieve_format_read(
-        table=ref, spark=spark, units=snapshot.units, instant=first, with_location=True
-    )
+    df = _fmt(ref).read(spark=spark, units=snapshot.units, instant=first, with_location=True)
     assert df is not None
     by_location = _spark_rows_by_location(df)
     assert sorted(r for rows in by_location.values() for r in rows) == reference
@@ -224,7 +220,7 @@ def test_time_travel_to_first_instant(spark: Any, roots: dict[str, Path], zip_pa
 @pytest.mark.parametrize("zip_path", ZIPS, ids=[z.stem for z in ZIPS])
 def test_changes_cover_every_location_that_differs(roots: dict[str, Path], zip_path: Path) -> None:
     ref = _ref(roots, zip_path)
-    instants = hudi_plugin.lakesieve_format_timeline(table=ref)
+    instants = _fmt(ref).timeline()
     if not instants:
         pytest.skip("table has no commits")
     first, last = instants[0].id, instants[-1].id
@@ -236,20 +232,20 @@ def test_changes_cover_every_location_that_differs(roots: dict[str, Path], zip_p
         if Counter(before.get(loc, [])) != Counter(after.get(loc, []))
     }
 
-    forward = hudi_plugin.lakesieve_format_changes(table=ref, start=first, end=last)
+    forward = _fmt(ref).changes(start=first, end=last)
     assert forward is not None
     assert differ <= forward.touched, f"missed: {sorted(differ - forward.touched)}"
     assert (set(after) - set(before)) <= forward.added | forward.rewritten
     assert (set(before) - set(after)) <= forward.removed | forward.rewritten
 
-    backward = hudi_plugin.lakesieve_format_changes(table=ref, start=last, end=first)
+    backward = _fmt(ref).changes(start=last, end=first)
     assert backward is not None
     assert backward.touched == forward.touched, "order of the bounds does not matter"
     assert backward.added == forward.removed and backward.removed == forward.added
 
-    from_start = hudi_plugin.lakesieve_format_changes(table=ref, start=None, end=last)
+    from_start = _fmt(ref).changes(start=None, end=last)
     assert from_start is not None
     assert set(after) <= from_start.touched, "everything visible was written since the start"
 
-    same = hudi_plugin.lakesieve_format_changes(table=ref, start=last, end=last)
+    same = _fmt(ref).changes(start=last, end=last)
     assert same is not None and not same.touched

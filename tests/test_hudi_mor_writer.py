@@ -66,10 +66,7 @@ def rows_by_location(path: str | Path, as_of: str) -> dict[str, set[tuple[Any, .
     out: dict[str, set[tuple[Any, ...]]] = {}
     for unit in table.snapshot(as_of).units:
         batches = list(
-            registry.call_first(
-                "lakesieve_format_read_unit",
-                "test",
-                table=table.ref,
+            registry.table_format(table.ref).read_unit(
                 unit=unit,
                 instant=as_of,
                 columns=list(DATA),
@@ -137,15 +134,13 @@ class History:
             assert lakesieve_rows(spark, self.path, instant) == rows, f"lakesieve as of {instant}"
 
     def check_changes(self) -> None:
-        """``lakesieve_format_changes`` names every location whose rows changed."""
+        """``TableFormat.changes`` names every location whose rows changed."""
         table = lakesieve.open(str(self.path))
         before: dict[str, set[tuple[Any, ...]]] = {}
         previous: str | None = None
         for instant, _rows in self.states:
             now = rows_by_location(self.path, instant)
-            changes = registry.call_first(
-                "lakesieve_format_changes", "test", table=table.ref, start=previous, end=instant
-            )
+            changes = registry.table_format(table.ref).changes(start=previous, end=instant)
             touched = changes.added | changes.rewritten | changes.removed
             for loc in set(now) | set(before):
                 if now.get(loc, set()) != before.get(loc, set()):

@@ -40,6 +40,17 @@ COW_V8_HIVE = "sample_table_cow_v8_complexkeygen_hivestyle.zip"
 COW_NONPARTITIONED = "sample_table_cow_v6_nonpartitioned.zip"
 
 
+def _fmt(ref: TableRef) -> hudi_plugin.HudiFormat:
+    """The plugin's object for ``ref``."""
+    return hudi_plugin.HudiFormat(ref.path, ref.options)
+
+
+def _opened(path: str) -> str | None:
+    """The format name the plugin opens ``path`` as, or ``None`` when it does not claim it."""
+    fmt = hudi_plugin.lakesieve_format_open(path=path, options={})
+    return None if fmt is None else fmt.name
+
+
 def _fixture(name: str, tmp_path: Path) -> TableRef:
     zip_path = SHARED_FIXTURES / name
     if not zip_path.is_file():
@@ -232,9 +243,7 @@ def test_rollback_metadata_names_the_touched_file_groups(tmp_path: Path) -> None
         "cd329d8f-0ce4-4654-84ab-2f769aae5034-0",
         "0712b9f9-d2d5-4cae-bcf4-8fd7146af503-0",
     }
-    changes = hudi_plugin.lakesieve_format_changes(
-        table=ref, start="20250126040823628", end="20250126060846931"
-    )
+    changes = _fmt(ref).changes(start="20250126040823628", end="20250126060846931")
     assert changes is not None
     assert "cd329d8f-0ce4-4654-84ab-2f769aae5034-0" in changes.rewritten, "from the rollback"
 
@@ -246,14 +255,12 @@ def test_rollback_metadata_names_the_touched_file_groups(tmp_path: Path) -> None
 
 def test_changes_of_an_overwrite_report_removed_groups(tmp_path: Path) -> None:
     ref = _fixture(COW_OVERWRITE, tmp_path)
-    instants = hudi_plugin.lakesieve_format_timeline(table=ref)
+    instants = _fmt(ref).timeline()
     assert instants is not None and instants[-1].action == "replacecommit"
-    before = hudi_plugin.lakesieve_format_snapshot(table=ref, instant=instants[-2].id)
-    after = hudi_plugin.lakesieve_format_snapshot(table=ref, instant=instants[-1].id)
+    before = _fmt(ref).snapshot(instant=instants[-2].id)
+    after = _fmt(ref).snapshot(instant=instants[-1].id)
     assert before is not None and after is not None
-    changes = hudi_plugin.lakesieve_format_changes(
-        table=ref, start=instants[-2].id, end=instants[-1].id
-    )
+    changes = _fmt(ref).changes(start=instants[-2].id, end=instants[-1].id)
     assert changes is not None
     assert changes.removed == before.locations - after.locations
     assert changes.added == after.locations
@@ -262,12 +269,12 @@ def test_changes_of_an_overwrite_report_removed_groups(tmp_path: Path) -> None:
 
 def test_unreadable_commit_metadata_reports_every_location(tmp_path: Path) -> None:
     ref = _fixture(COW_NONHIVE, tmp_path)
-    instants = hudi_plugin.lakesieve_format_timeline(table=ref)
+    instants = _fmt(ref).timeline()
     assert instants is not None
     Path(ref.path, ".hoodie", f"{instants[0].id}.commit").write_text("{ not json")
-    snapshot = hudi_plugin.lakesieve_format_snapshot(table=ref, instant=None)
+    snapshot = _fmt(ref).snapshot(instant=None)
     assert snapshot is not None
-    changes = hudi_plugin.lakesieve_format_changes(table=ref, start=None, end=instants[-1].id)
+    changes = _fmt(ref).changes(start=None, end=instants[-1].id)
     assert changes is not None
     assert snapshot.locations <= changes.touched
 
@@ -275,17 +282,15 @@ def test_unreadable_commit_metadata_reports_every_location(tmp_path: Path) -> No
 def test_late_completion_in_layout_2_is_reported(tmp_path: Path) -> None:
     """A commit requested before ``start`` but completed after it still counts (version 8)."""
     ref = _fixture(COW_V8_HIVE, tmp_path)
-    instants = hudi_plugin.lakesieve_format_timeline(table=ref)
+    instants = _fmt(ref).timeline()
     assert instants is not None and len(instants) == 2
     timeline_dir = Path(ref.path, ".hoodie", "timeline")
     first = next(timeline_dir.glob(f"{instants[0].id}_*.commit"))
     # Pretend the first commit finished long after the second one did.
     first.rename(timeline_dir / f"{instants[0].id}_29991231000000000.commit")
-    changes = hudi_plugin.lakesieve_format_changes(
-        table=ref, start=instants[1].id, end=instants[1].id
-    )
+    changes = _fmt(ref).changes(start=instants[1].id, end=instants[1].id)
     assert changes is not None
-    first_only = hudi_plugin.lakesieve_format_changes(table=ref, start=None, end=instants[0].id)
+    first_only = _fmt(ref).changes(start=None, end=instants[0].id)
     assert first_only is not None and first_only.touched
     assert first_only.touched <= changes.touched
 
@@ -296,31 +301,27 @@ def test_late_completion_in_layout_2_is_reported(tmp_path: Path) -> None:
 
 
 def test_hooks_answer_only_for_hudi(tmp_path: Path) -> None:
-    other = TableRef(path=str(tmp_path), format="delta")
     assert hudi_plugin.lakesieve_format_names() == ["hudi"]
-    assert hudi_plugin.lakesieve_format_timeline(table=other) is None
-    assert hudi_plugin.lakesieve_format_schema(table=other, instant=None) is None
-    assert hudi_plugin.lakesieve_format_snapshot(table=other, instant=None) is None
-    assert hudi_plugin.lakesieve_format_changes(table=other, start=None, end="1") is None
-    assert hudi_plugin.lakesieve_format_read(
-        table=other, spark=None, units=[], instant=None, with_location=False
-    ) is None  # fmt: skip
-    assert hudi_plugin.lakesieve_format_write(
-        table=other, spark=None, df=None, options=WriteOptions()
-    ) is None  # fmt: skip
+    # no object, so no method, for a folder that is not Hudi or a table another format must open
+    assert hudi_plugin.lakesieve_format_open(path=str(tmp_path), options={}) is None
+    assert (
+        hudi_plugin.lakesieve_format_open(path=str(tmp_path), options={"format": "delta"}) is None
+    )
+    forced = hudi_plugin.lakesieve_format_open(path=str(tmp_path), options={"format": "hudi"})
+    assert forced is not None and forced.name == "hudi" and forced.options == {}
 
 
 def test_identify_is_cheap_and_never_raises(tmp_path: Path) -> None:
-    assert hudi_plugin.lakesieve_format_identify(path=str(tmp_path / "missing")) is None
-    assert hudi_plugin.lakesieve_format_identify(path=str(tmp_path)) is None
+    assert _opened(str(tmp_path / "missing")) is None
+    assert _opened(str(tmp_path)) is None
     (tmp_path / "file.txt").write_text("x")
-    assert hudi_plugin.lakesieve_format_identify(path=str(tmp_path / "file.txt")) is None
-    assert hudi_plugin.lakesieve_format_identify(path="nosuchscheme://bucket/t") is None
+    assert _opened(str(tmp_path / "file.txt")) is None
+    assert _opened("nosuchscheme://bucket/t") is None
     (tmp_path / ".hoodie").mkdir()
-    assert hudi_plugin.lakesieve_format_identify(path=str(tmp_path)) is None, "no properties file"
+    assert _opened(str(tmp_path)) is None, "no properties file"
     (tmp_path / ".hoodie" / "hoodie.properties").write_text("hoodie.table.name=t\n")
-    assert hudi_plugin.lakesieve_format_identify(path=str(tmp_path)) == "hudi"
-    assert hudi_plugin.lakesieve_format_identify(path=tmp_path.as_uri()) == "hudi"
+    assert _opened(str(tmp_path)) == "hudi"
+    assert _opened(tmp_path.as_uri()) == "hudi"
 
 
 def test_plugin_loads_through_the_entry_point(tmp_path: Path) -> None:
@@ -338,8 +339,8 @@ def test_plugin_loads_through_the_entry_point(tmp_path: Path) -> None:
 def test_unknown_instant_is_refused(tmp_path: Path) -> None:
     ref = _fixture(COW_NONHIVE, tmp_path)
     for call in (
-        lambda: hudi_plugin.lakesieve_format_snapshot(table=ref, instant="20000101000000000"),
-        lambda: hudi_plugin.lakesieve_format_schema(table=ref, instant="nope"),
+        lambda: _fmt(ref).snapshot(instant="20000101000000000"),
+        lambda: _fmt(ref).schema(instant="nope"),
     ):
         with pytest.raises(InstantNotFoundError, match=r"20000101000000000|nope"):
             call()
@@ -347,41 +348,31 @@ def test_unknown_instant_is_refused(tmp_path: Path) -> None:
 
 def test_read_of_no_units_is_empty_with_the_table_schema(spark: Any, tmp_path: Path) -> None:
     ref = _fixture(MOR_V8, tmp_path)
-    df = hudi_plugin.lakesieve_format_read(
-        table=ref, spark=spark, units=[], instant=None, with_location=True
-    )
-    schema = hudi_plugin.lakesieve_format_schema(table=ref, instant=None)
+    df = _fmt(ref).read(spark=spark, units=[], instant=None, with_location=True)
+    schema = _fmt(ref).schema(instant=None)
     assert df is not None and schema is not None
     assert df.columns == [*schema.names, LOCATION_COLUMN]
     assert df.count() == 0
-    full = hudi_plugin.lakesieve_format_snapshot(table=ref, instant=None)
+    full = _fmt(ref).snapshot(instant=None)
     assert full is not None
-    read = hudi_plugin.lakesieve_format_read(
-        table=ref, spark=spark, units=full.units, instant=None, with_location=True
-    )
+    read = _fmt(ref).read(spark=spark, units=full.units, instant=None, with_location=True)
     assert read is not None and read.schema == df.schema, "empty and full reads agree on types"
 
 
 def test_read_of_a_subset_returns_only_those_units(spark: Any, tmp_path: Path) -> None:
     ref = _fixture(MOR_V8, tmp_path)
-    snapshot = hudi_plugin.lakesieve_format_snapshot(table=ref, instant=None)
+    snapshot = _fmt(ref).snapshot(instant=None)
     assert snapshot is not None
     merged = [u for u in snapshot.units if u.log_files]
     plain = [u for u in snapshot.units if not u.log_files]
     assert merged and plain
     for units in (merged[:1], plain[:1]):
-        df = hudi_plugin.lakesieve_format_read(
-            table=ref, spark=spark, units=units, instant=None, with_location=True
-        )
+        df = _fmt(ref).read(spark=spark, units=units, instant=None, with_location=True)
         assert df is not None
         got = {r[0] for r in df.select(LOCATION_COLUMN).collect()}
         assert got == {units[0].location}
         expected = sum(
-            b.num_rows
-            for b in hudi_plugin.lakesieve_format_read_unit(
-                table=ref, unit=units[0], instant=None, columns=None
-            )
-            or []
+            b.num_rows for b in _fmt(ref).read_unit(unit=units[0], instant=None, columns=None) or []
         )
         assert df.count() == expected
 
@@ -393,24 +384,20 @@ def test_base_file_schema_is_inferred_once_per_session(
     from lakesieve.plugins.hudi import spark_read
 
     ref = _fixture(MOR_V8, tmp_path)
-    snapshot = hudi_plugin.lakesieve_format_snapshot(table=ref, instant=None)
+    snapshot = _fmt(ref).snapshot(instant=None)
     assert snapshot is not None
     plain = [u for u in snapshot.units if not u.log_files]
     monkeypatch.setattr(spark_read, "_FILE_SCHEMAS", {})
-    first = hudi_plugin.lakesieve_format_read(
-        table=ref, spark=spark, units=plain, instant=None, with_location=False
-    )
+    first = _fmt(ref).read(spark=spark, units=plain, instant=None, with_location=False)
     assert first is not None and len(spark_read._FILE_SCHEMAS) == 1
     inferred: list[Any] = []
     monkeypatch.setattr(
         spark.read.__class__, "parquet", _counting(spark.read.__class__.parquet, inferred)
     )
-    again = hudi_plugin.lakesieve_format_read(
-        table=ref, spark=spark, units=plain, instant=None, with_location=False
-    )
+    again = _fmt(ref).read(spark=spark, units=plain, instant=None, with_location=False)
     assert again is not None and again.schema == first.schema
     assert len(inferred) == 1, "only the data read, no second schema inference"
-    schema = hudi_plugin.lakesieve_format_schema(table=ref, instant=None)
+    schema = _fmt(ref).schema(instant=None)
     assert schema is not None and again.columns == schema.names
     assert sorted(map(tuple, again.collect())) == sorted(map(tuple, first.collect()))
 
@@ -425,23 +412,13 @@ def _counting(fn: Any, calls: list[Any]) -> Any:
 
 def test_read_unit_projects_columns(tmp_path: Path) -> None:
     ref = _fixture(MOR_V8, tmp_path)
-    snapshot = hudi_plugin.lakesieve_format_snapshot(table=ref, instant=None)
+    snapshot = _fmt(ref).snapshot(instant=None)
     assert snapshot is not None
     for unit in snapshot.units:
-        batches = list(
-            hudi_plugin.lakesieve_format_read_unit(
-                table=ref, unit=unit, instant=None, columns=["fare", "uuid"]
-            )
-            or []
-        )
+        batches = list(_fmt(ref).read_unit(unit=unit, instant=None, columns=["fare", "uuid"]) or [])
         assert all(b.schema.names == ["fare", "uuid"] for b in batches)
     with pytest.raises(ColumnNotFoundError, match="nosuch"):
-        list(
-            hudi_plugin.lakesieve_format_read_unit(
-                table=ref, unit=snapshot.units[0], instant=None, columns=["nosuch"]
-            )
-            or []
-        )
+        list(_fmt(ref).read_unit(unit=snapshot.units[0], instant=None, columns=["nosuch"]) or [])
 
 
 def test_write_merge_on_read_gives_deltacommits(spark: Any, tmp_path: Path) -> None:
@@ -485,7 +462,7 @@ def test_write_delegates_to_the_writer(monkeypatch: pytest.MonkeyPatch, tmp_path
     monkeypatch.setitem(sys.modules, "lakesieve.plugins.hudi.writer", fake)
     ref = TableRef(path=str(tmp_path / "t"), format="hudi")
     options = WriteOptions(record_key=("id",))
-    out = hudi_plugin.lakesieve_format_write(table=ref, spark="S", df="D", options=options)
+    out = _fmt(ref).write(spark="S", df="D", options=options)
     assert out == Instant("1", "1", "commit")
     assert calls == [("S", ref.path, "D", options)]
 
@@ -513,10 +490,10 @@ def _add_index_files(root: Path, parquet: bool) -> None:
 def test_hudi_rs_ignores_arrow_and_json_under_lakesieve(name: str, tmp_path: Path) -> None:
     ref = _fixture(name, tmp_path)
     before = _hudi_rs_locations_and_rows(ref.path)
-    snapshot = hudi_plugin.lakesieve_format_snapshot(table=ref, instant=None)
+    snapshot = _fmt(ref).snapshot(instant=None)
     _add_index_files(Path(ref.path), parquet=False)
     assert _hudi_rs_locations_and_rows(ref.path) == before
-    assert hudi_plugin.lakesieve_format_snapshot(table=ref, instant=None) == snapshot
+    assert _fmt(ref).snapshot(instant=None) == snapshot
 
 
 @pytest.mark.xfail(

@@ -88,10 +88,7 @@ def _read_units(table: Any, instant: str) -> tuple[pa.Table, dict[str, int]]:
     parts, counts = [], {}
     for unit in table.snapshot(instant).units:
         batches = list(
-            registry.call_first(
-                "lakesieve_format_read_unit",
-                "test",
-                table=table.ref,
+            registry.table_format(table.ref).read_unit(
                 unit=unit,
                 instant=instant,
                 columns=None,
@@ -176,10 +173,7 @@ def test_bucketed_writes_give_one_file_per_bucket(iceberg: dict[str, Any]) -> No
         assert len(units) == BUCKETS
         buckets = []
         for unit in units:
-            batches = registry.call_first(
-                "lakesieve_format_read_unit",
-                "t",
-                table=table.ref,
+            batches = registry.table_format(table.ref).read_unit(
                 unit=unit,
                 instant=instant,
                 columns=["id"],
@@ -211,15 +205,16 @@ def test_reads_equal_pyiceberg_at_every_snapshot(spark: Any, iceberg: dict[str, 
     for instant in iceberg["instants"]:
         expected = _native(path, instant)
         plan = table.plan(None, instant)
-        frame = registry.call_first(
-            "lakesieve_format_read",
-            "test",
-            table=table.ref,
-            spark=spark,
-            units=plan.units,
-            instant=instant,
-            with_location=True,
-        ).cache()
+        frame = (
+            registry.table_format(table.ref)
+            .read(
+                spark=spark,
+                units=plan.units,
+                instant=instant,
+                with_location=True,
+            )
+            .cache()
+        )
         assert _spark_rows(frame, COLUMNS).equals(expected), instant
         by_location = {r[0]: r[1] for r in frame.groupBy(LOCATION_COLUMN).count().collect()}
         unit_rows, counts = _read_units(table, instant)
@@ -237,9 +232,7 @@ def test_changes_between_snapshots(iceberg: dict[str, Any]) -> None:
     deleted = {i: {u.location for u in table.snapshot(i).units if u.delete_files} for i in ids}
 
     def changes(start: str | None, end: str) -> Any:
-        return registry.call_first(
-            "lakesieve_format_changes", "test", table=table.ref, start=start, end=end
-        )
+        return registry.table_format(table.ref).changes(start=start, end=end)
 
     for a in range(len(ids)):
         for b in range(a + 1, len(ids)):
@@ -304,10 +297,7 @@ def test_equality_deletes_refuse_the_table(spark: Any, tmp_path: Path) -> None:
         table.full_read(spark)
     with pytest.raises(IcebergFeatureError, match="equality"):
         list(
-            registry.call_first(
-                "lakesieve_format_read_unit",
-                "t",
-                table=table.ref,
+            registry.table_format(table.ref).read_unit(
                 unit=unit,
                 instant=None,
                 columns=None,
@@ -368,10 +358,7 @@ def test_configured_catalog(spark: Any, tmp_path: Path) -> None:
     )
     ref = TableRef(str(path), "iceberg", options)
     frame = spark.createDataFrame([(1, "a"), (2, "b")], "id bigint, s string")
-    instant = registry.call_first(
-        "lakesieve_format_write",
-        "t",
-        table=ref,
+    instant = registry.table_format(ref).write(
         spark=spark,
         df=frame,
         options=WriteOptions(mode="append"),
@@ -396,9 +383,7 @@ def test_write_refuses_bad_input(spark: Any, tmp_path: Path) -> None:
         (WriteOptions(mode="append", bucket_column="id", file_groups=0), "file_groups"),
     ]:
         with pytest.raises(WriteError, match=message):
-            registry.call_first(
-                "lakesieve_format_write", "t", table=ref, spark=spark, df=frame, options=options
-            )
+            registry.table_format(ref).write(spark=spark, df=frame, options=options)
     assert not path.exists()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
@@ -13,6 +13,7 @@ from lakesieve import registry
 from lakesieve.hookspecs import hookimpl
 from lakesieve.indexes.sieve import plugin as sieve_plugin
 from lakesieve.model import BuiltIndex, KeyQuery
+from lakesieve.plugin_base import IndexTypeBase
 from lakesieve.testing import IndexContract
 from lakesieve.testing.index_contract import spark_true_locations, true_locations
 
@@ -41,38 +42,38 @@ class TestSieveContract(IndexContract):
     complete = True
 
 
-class _SieveWithoutDelta:
-    """The sieve hooks under another index type name, without ``apply_delta``."""
+class _SieveWithoutDeltaType(IndexTypeBase):
+    """The sieve index type under another name, without ``apply_delta``."""
 
     name = "sieve_without_delta"
+    sieve = sieve_plugin.SieveIndexType()
+
+    def validate(self, options: Mapping[str, str], key_type: str) -> dict[str, Any]:
+        return self.sieve.validate(options, key_type)
+
+    def build(
+        self,
+        spark: Any,
+        relation: Any,
+        key_type: str,
+        params: dict[str, Any],
+        locations: Sequence[str] | None,
+        rows_hint: int | None,
+    ) -> BuiltIndex:
+        return self.sieve.build(spark, relation, key_type, params, None, None)
+
+    def load(self, built: BuiltIndex) -> Any:
+        return self.sieve.load(built)
+
+
+class _SieveWithoutDelta:
+    """A plugin providing :class:`_SieveWithoutDeltaType`."""
+
+    name = _SieveWithoutDeltaType.name
 
     @hookimpl
-    def lakesieve_index_types(self) -> list[str]:
-        return [self.name]
-
-    @hookimpl
-    def lakesieve_index_validate(
-        self, index_type: str, options: dict[str, str], key_type: str
-    ) -> dict[str, Any] | None:
-        if index_type != self.name:
-            return None
-        return sieve_plugin.lakesieve_index_validate("sieve", options, key_type)
-
-    @hookimpl
-    def lakesieve_index_build(
-        self, index_type: str, spark: Any, relation: Any, key_type: str, params: dict[str, Any]
-    ) -> BuiltIndex | None:
-        if index_type != self.name:
-            return None
-        return sieve_plugin.lakesieve_index_build(
-            "sieve", spark, relation, key_type, params, None, None
-        )
-
-    @hookimpl
-    def lakesieve_index_load(self, index_type: str, built: BuiltIndex) -> Any | None:
-        if index_type != self.name:
-            return None
-        return sieve_plugin.lakesieve_index_load("sieve", built)
+    def lakesieve_index_types(self) -> list[Any]:
+        return [_SieveWithoutDeltaType()]
 
 
 @pytest.fixture
@@ -95,9 +96,7 @@ def test_types_without_apply_delta_skip_the_delta_checks(
     spark: Any, without_delta: IndexContract
 ) -> None:
     params = without_delta.validate("bigint")
-    with pytest.raises(
-        pytest.skip.Exception, match="does not implement lakesieve_index_apply_delta"
-    ):
+    with pytest.raises(pytest.skip.Exception, match="does not implement apply_delta"):
         without_delta.require_delta(spark, "bigint", params)
     # an index type that has it passes the probe
     TestSieveContract().require_delta(spark, "bigint", TestSieveContract().validate("bigint"))
@@ -111,9 +110,7 @@ def test_complete_index_types_fail_without_apply_delta(
     type(kit).complete = True
     type(kit)._delta_support = {}
     params = kit.validate("bigint")
-    with pytest.raises(
-        pytest.fail.Exception, match="does not implement lakesieve_index_apply_delta"
-    ):
+    with pytest.raises(pytest.fail.Exception, match="does not implement apply_delta"):
         kit.require_delta(spark, "bigint", params)
 
 

@@ -60,23 +60,25 @@ def test_summary_of_a_python_worker_failure(spark: Any) -> None:
 def test_a_failing_build_job_is_one_line_and_changes_nothing(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from lakesieve import registry
+    from lakesieve.plugins.hudi.plugin import HudiFormat
     from pyspark.sql import functions as F
 
     path = tmp_path / "t"
     write_rows(spark, path, make_rows(range(0, 60), 1), mode="bulk_insert", file_groups=2)
     before = lakesieve.open(path).store.read_log().version
     files_before = sorted(p.relative_to(path) for p in path.rglob("*"))
-    real = registry.call_first
+    real = HudiFormat.read
     boom = F.udf(lambda v: 1 // 0, "bigint")
 
-    def failing_read(hook: str, what: str, **kw: Any) -> Any:
-        out = real(hook, what, **kw)
-        if hook == "lakesieve_format_read" and kw.get("with_location"):
+    def failing_read(
+        self: HudiFormat, spark: Any, units: Any, instant: Any, with_location: bool
+    ) -> Any:
+        out = real(self, spark, units, instant, with_location)
+        if with_location:
             out = out.withColumn("k", boom("k"))  # the build's job fails in a Python worker
         return out
 
-    monkeypatch.setattr(registry, "call_first", failing_read)
+    monkeypatch.setattr(HudiFormat, "read", failing_read)
     assert (
         main(["index", "build", str(path), "--column", "k", "--type", "exact", "--name", "k_boom"])
         == 2

@@ -6,13 +6,15 @@ the planner's combination logic is tested on its own.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lakesieve.expressions import And, Between, Compare, Const, InList, IsNull, Not, Or, Predicate
-from lakesieve.model import KeyQuery, LookupResult
+from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
 from lakesieve.planner import LoadedIndex, evaluate, leaf_queries
+from lakesieve.plugin_base import IndexTypeBase
 from lakesieve.store import IndexDefinition, IndexState
 
 from .test_predicate import _eval, trees
@@ -45,16 +47,27 @@ class BrokenIndex:
         raise RuntimeError("boom")
 
 
+class _BruteType(IndexTypeBase):
+    """An index type whose loaded objects answer lookups themselves; nothing else is used."""
+
+    name = "brute"
+
+    def validate(self, options: Mapping[str, str], key_type: str) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def build(self, *args: Any) -> BuiltIndex:
+        raise NotImplementedError
+
+    def load(self, built: BuiltIndex) -> Any:
+        raise NotImplementedError
+
+
 class _Plugin:
     from lakesieve.hookspecs import hookimpl
 
     @hookimpl
-    def lakesieve_index_lookup(
-        self, index_type: str, index: Any, query: KeyQuery
-    ) -> LookupResult | None:
-        if index_type != "brute":
-            return None
-        return index.lookup(query)
+    def lakesieve_index_types(self) -> list[Any]:
+        return [_BruteType()]
 
 
 def _loaded(obj: Any) -> LoadedIndex:

@@ -513,14 +513,8 @@ def test_spark_apply_delta_equals_the_in_process_fold(spark: Any, key_type: str)
         [loc for _, loc, _ in delta],
         [n for _, _, n in delta],
     )
-    built = registry.call_first(
-        "lakesieve_index_apply_delta",
-        "sieve",
-        index_type="sieve",
-        spark=spark,
-        index=index,
-        delta=_frame(spark, key_type, delta),
-        params={},
+    built = registry.index_type("sieve").apply_delta(
+        spark, index, _frame(spark, key_type, delta), {}
     )
     assert isinstance(built, BuiltIndex)
     for name, table in local.files.items():
@@ -551,7 +545,7 @@ def test_spark_empty_delta_of_any_key_type_changes_nothing(spark: Any) -> None:
     index = _build("bigint", rows, {})
     # the framework hands an empty delta with a string key column
     empty = spark.createDataFrame([], "key string, location string, count long")
-    built = plugin.lakesieve_index_apply_delta("sieve", spark, index, empty, {})
+    built = plugin.SieveIndexType().apply_delta(spark, index, empty, {})
     assert built is not None
     before = load_index(
         build_local(pa.array([k for k, _ in rows], pa.int64()), [loc for _, loc in rows], "bigint")
@@ -559,7 +553,7 @@ def test_spark_empty_delta_of_any_key_type_changes_nothing(spark: Any) -> None:
     after = load_index(_ipc(built))
     queries = [*standard_queries(rows), KeyQuery("range", low=10, high=95)]
     assert _answers(after, queries) == _answers(before, queries)
-    assert plugin.lakesieve_index_apply_delta("zonemap", spark, index, empty, {}) is None
+    assert not isinstance(registry.index_type("zonemap"), plugin.SieveIndexType)
 
 
 def test_date_and_decimal_keys_fold_like_their_mapped_values() -> None:

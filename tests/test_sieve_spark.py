@@ -64,12 +64,12 @@ def _build(
 ) -> Any:
     """Build and load; with ``locations`` the build is told them and the row count."""
     df = spark.createDataFrame(rows, f"key {key_type}, location string")
-    valid = plugin.lakesieve_index_validate("sieve", params, key_type)
+    valid = plugin.SieveIndexType().validate(params, key_type)
     assert valid is not None
     hint = None if locations is None else len(rows)
-    built = plugin.lakesieve_index_build("sieve", spark, df, key_type, valid, locations, hint)
+    built = plugin.SieveIndexType().build(spark, df, key_type, valid, locations, hint)
     assert built is not None
-    return plugin.lakesieve_index_load("sieve", _round_trip(built))
+    return plugin.SieveIndexType().load(_round_trip(built))
 
 
 def _locations(rows: list[tuple[Any, Any]]) -> list[str]:
@@ -166,7 +166,7 @@ def test_spark_build_matches_brute_force(sieve_spark: Any, key_type: str, hinted
         truth = _truth(rows, q)
         assert truth <= got, (q, truth - got)
     assert index.lookup(KeyQuery("is_null")).locations == {locs[0], locs[4]}
-    d = plugin.lakesieve_index_describe("sieve", index)
+    d = plugin.SieveIndexType().describe(index)
     assert d is not None and d["rows"] == len(rows) and d["null_locations"] == 2
 
 
@@ -192,10 +192,10 @@ def test_spark_build_interleaved_targets(sieve_spark: Any) -> None:
     )
     t0 = time.perf_counter()
     names = [f"fg-{g:02d}" for g in range(groups)]
-    built = plugin.lakesieve_index_build("sieve", sieve_spark, df, "bigint", {}, names, 7 * n_keys)
+    built = plugin.SieveIndexType().build(sieve_spark, df, "bigint", {}, names, 7 * n_keys)
     elapsed = time.perf_counter() - t0
     assert built is not None
-    index = plugin.lakesieve_index_load("sieve", _round_trip(built))
+    index = plugin.SieveIndexType().load(_round_trip(built))
     d = index.describe()
     assert d["distinct_keys"] >= n_keys and d["locations"] == groups
     assert d["size_bytes"] <= 1_000_000

@@ -15,6 +15,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from lakesieve import registry
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
 from lakesieve.indexes.zonemap import plugin
 from lakesieve.indexes.zonemap.bounds import lower_bound, upper_bound
@@ -113,19 +114,19 @@ def test_long_strings_are_shortened_and_still_bound() -> None:
 
 
 def test_validate_options() -> None:
-    assert plugin.lakesieve_index_validate("zonemap", {}, "date") == {"string_prefix_bytes": 64}
-    assert plugin.lakesieve_index_validate("zonemap", {"string_prefix_bytes": "0"}, "string") == {
+    assert plugin.ZoneMapIndexType().validate({}, "date") == {"string_prefix_bytes": 64}
+    assert plugin.ZoneMapIndexType().validate({"string_prefix_bytes": "0"}, "string") == {
         "string_prefix_bytes": 0
     }
     with pytest.raises(OptionError, match=r"'fpp'.*valid options: string_prefix_bytes"):
-        plugin.lakesieve_index_validate("zonemap", {"fpp": "0.1"}, "string")
+        plugin.ZoneMapIndexType().validate({"fpp": "0.1"}, "string")
     with pytest.raises(OptionError, match=r"'string_prefix_bytes'.*expects an integer >= 0"):
-        plugin.lakesieve_index_validate("zonemap", {"string_prefix_bytes": "many"}, "string")
+        plugin.ZoneMapIndexType().validate({"string_prefix_bytes": "many"}, "string")
     with pytest.raises(OptionError, match="string_prefix_bytes"):
-        plugin.lakesieve_index_validate("zonemap", {"string_prefix_bytes": "-1"}, "string")
+        plugin.ZoneMapIndexType().validate({"string_prefix_bytes": "-1"}, "string")
     with pytest.raises(UnsupportedKeyTypeError, match=r"struct<a:int>"):
-        plugin.lakesieve_index_validate("zonemap", {}, "struct<a:int>")
-    assert plugin.lakesieve_index_validate("exact", {}, "date") is None
+        plugin.ZoneMapIndexType().validate({}, "struct<a:int>")
+    assert not isinstance(registry.index_type("exact"), plugin.ZoneMapIndexType)
 
 
 # ---------------------------------------------------------------------------
@@ -258,13 +259,13 @@ def test_load_rejects_corrupt_files() -> None:
 def test_spark_build_equals_local_build(spark: Any, key_type: str) -> None:
     """Spark's min/max order agrees with the comparison forms (NaN, -0.0, UTF-8, decimals)."""
     rows = _sample_rows(key_type)
-    params = plugin.lakesieve_index_validate("zonemap", {}, key_type)
+    params = plugin.ZoneMapIndexType().validate({}, key_type)
     assert params is not None
-    built = plugin.lakesieve_index_build(
-        "zonemap", spark, _spark_frame(spark, key_type, rows), key_type, params
+    built = plugin.ZoneMapIndexType().build(
+        spark, _spark_frame(spark, key_type, rows), key_type, params
     )
     assert built is not None
-    index = plugin.lakesieve_index_load("zonemap", ipc_round_trip(built)[0])
+    index = plugin.ZoneMapIndexType().load(ipc_round_trip(built)[0])
     local = _load(_build(rows, key_type))
     assert built.meta == local.meta
     assert np.array_equal(index.min_forms, local.min_forms)
@@ -272,7 +273,7 @@ def test_spark_build_equals_local_build(spark: Any, key_type: str) -> None:
     for v in SAMPLES[key_type]:
         for q in (KeyQuery("points", (v,)), KeyQuery("range", low=v, low_inclusive=False)):
             assert true_locations(rows, q) <= (index.lookup(q).locations or frozenset())
-    d = plugin.lakesieve_index_describe("zonemap", index)
+    d = plugin.ZoneMapIndexType().describe(index)
     assert d is not None and d["source"] == "data" and d["size_bytes"] == ipc_round_trip(built)[1]
 
 
@@ -284,7 +285,7 @@ def test_spark_apply_delta(spark: Any) -> None:
         [(100.0, "part=9/new", 1), (-5.0, "part=0/fg-0", 2), (None, "part=1/fg-1", 1)],
         "key double, location string, count bigint",
     )
-    built = plugin.lakesieve_index_apply_delta("zonemap", spark, index, frame, {})
+    built = plugin.ZoneMapIndexType().apply_delta(spark, index, frame, {})
     assert built is not None
     merged = _load(built)
     assert merged.lookup(KeyQuery("range", low=50.0, high=200.0)).locations == {

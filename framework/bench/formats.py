@@ -43,9 +43,9 @@ def _native_files(fmt: str, path: Path) -> list[tuple[str, int, int]]:
                 data["path"], data["min.l_orderkey"], data["max.l_orderkey"], strict=True
             )
         ]
-    from lakesieve.plugins.iceberg.catalog import load_for_read
+    from lakesieve.bench.native import iceberg_table
 
-    tbl = load_for_read(str(path), None)
+    tbl = iceberg_table(str(path))
     field_id = tbl.schema().find_field("l_orderkey").field_id
     from pyiceberg.conversions import from_bytes
 
@@ -82,11 +82,11 @@ def _native_counts(
         p = [sum(1 for lo, hi in bounds if lo <= k <= hi) for k in points]
         r = [sum(1 for lo, hi in bounds if lo <= b and a <= hi) for a, b in ranges]
         return p, r, "deltalake get_add_actions min/max per file"
-    from lakesieve.plugins.iceberg.catalog import load_for_read
+    from lakesieve.bench.native import iceberg_table
     from pyiceberg import expressions
 
     ex: Any = expressions
-    tbl = load_for_read(str(path), None)
+    tbl = iceberg_table(str(path))
     p = [len(list(tbl.scan(row_filter=ex.EqualTo("l_orderkey", k)).plan_files())) for k in points]
     r = [
         len(

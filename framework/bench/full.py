@@ -134,11 +134,8 @@ def _ipc_bytes(tables: dict[str, Any]) -> int:
 def _remove_table(path: Path, fmt: str) -> None:
     """Delete a table an earlier run wrote, and its indexes where the format keeps them outside it."""
     from lakesieve import registry
-    from lakesieve.model import TableRef
 
-    root = registry.call_optional(
-        "lakesieve_format_index_root", table=TableRef(str(path.resolve()), fmt)
-    )
+    root = registry.open_format(str(path.resolve()), {"format": fmt}).index_root()
     if root and Path(root).exists() and not Path(root).resolve().is_relative_to(path.resolve()):
         shutil.rmtree(root)
     if path.exists():
@@ -229,33 +226,13 @@ def _index_figures(
     total = len(locations)
     for t in types:
         say(f"    {t} on {col} ...")
-        params = registry.call_first(
-            "lakesieve_index_validate",
-            f"index type {t!r}",
-            index_type=t,
-            options={},
-            key_type=spark_type,
-        )
+        itype = registry.index_type(t)
+        params = itype.validate({}, spark_type)
         t0 = time.perf_counter()
-        built = registry.call_first(
-            "lakesieve_index_build",
-            f"index type {t!r}",
-            index_type=t,
-            spark=spark,
-            relation=rel,
-            key_type=spark_type,
-            params=params,
-            locations=sorted(locations),
-            rows_hint=rows_hint,
-        )
+        built = itype.build(spark, rel, spark_type, params, sorted(locations), rows_hint)
         build_s = time.perf_counter() - t0
         size = _ipc_bytes(built.files)
-        obj = registry.call_first(
-            "lakesieve_index_load",
-            f"index type {t!r}",
-            index_type=t,
-            built=BuiltIndex(files=built.files, meta=dict(built.meta)),
-        )
+        obj = itype.load(BuiltIndex(files=built.files, meta=dict(built.meta)))
         loaded = LoadedIndex(
             IndexDefinition(f"bench_{col}_{t}", t, col, spark_type, params), None, obj
         )
@@ -316,14 +293,8 @@ def layout_phase(
     schema = ptable.schema()
     columns = LAYOUT_COLUMNS[layout]
     t0 = time.perf_counter()
-    frame = registry.call_first(
-        "lakesieve_format_read",
-        f"format {ptable.format!r}",
-        table=ptable.ref,
-        spark=spark,
-        units=snapshot.units,
-        instant=inst.id if inst else None,
-        with_location=True,
+    frame = registry.table_format(ptable.ref).read(
+        spark, snapshot.units, inst.id if inst else None, True
     )
     relation = frame.select(LOCATION_COLUMN, *columns).persist()
     rows = relation.count()

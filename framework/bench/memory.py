@@ -181,7 +181,7 @@ def main(argv: list[str] | None = None) -> int:
     import lakesieve.table  # noqa: F401
     from lakesieve import registry
 
-    registry.index_types()
+    registry.index_type_names()
     print(json.dumps(_probe(args.table, args.where)))
     return 0
 

@@ -74,7 +74,7 @@ def run_skeleton(
     """Run the skeleton benchmark and return its figures."""
     from lakesieve.bench.tpch import generate_lineitem, write_interleaved_hudi
     from lakesieve.model import LOCATION_COLUMN
-    from lakesieve.registry import call_first
+    from lakesieve.registry import table_format
     from lakesieve.session import get_spark
     from lakesieve.table import open as open_table
     from pyspark.sql import functions as F
@@ -124,14 +124,8 @@ def run_skeleton(
 
     # queries: 200 points on existing keys, 200 ranges covering 0.1% of the key domain
     snapshot = table.snapshot()
-    frame = call_first(
-        "lakesieve_format_read",
-        "hudi",
-        table=table.ref,
-        spark=spark,
-        units=snapshot.units,
-        instant=snapshot.instant.id if snapshot.instant else None,
-        with_location=True,
+    frame = table_format(table.ref).read(
+        spark, snapshot.units, snapshot.instant.id if snapshot.instant else None, True
     )
     relation = frame.select(
         F.col("l_orderkey").alias("key"), F.col(LOCATION_COLUMN).alias("location")

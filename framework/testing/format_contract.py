@@ -28,7 +28,8 @@ The kit builds one table per test class (``create_table`` then one
 checks:
 
 * ``test_identify``: :func:`lakesieve.registry.identify_format` names the
-  format, an empty folder is claimed by nobody, and a table that a second
+  format, an empty folder is claimed by nobody (yet opens as the format when
+  ``options["format"]`` names it), and a table that a second
   (throwaway) plugin also claims is refused with
   :class:`~lakesieve.errors.AmbiguousFormatError`.
 * ``test_timeline``: one completed instant per commit at least, unique ids
@@ -37,10 +38,10 @@ checks:
   with unique string locations, and the rows read unit by unit are the rows
   the commits left (the truth the kit keeps on the side).
 * ``test_changes_cover_differences``: for consecutive instants, every
-  location whose rows differ (read with ``lakesieve_format_read_unit``) is
+  location whose rows differ (read with ``TableFormat.read_unit``) is
   in ``changes(a, b).touched``; ``changes(None, first)`` covers every first
   location.
-* ``test_spark_read_equals_unit_reads``: ``lakesieve_format_read`` with
+* ``test_spark_read_equals_unit_reads``: ``TableFormat.read`` with
   locations equals the union of the unit reads, for all units and for a
   subset; with no units it returns an empty frame with the table's columns.
 * ``test_pruned_read_equals_full_read``: for random predicates (hypothesis)
@@ -71,10 +72,12 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from lakesieve import registry
+from lakesieve.contracts import TableFormat
 from lakesieve.errors import AmbiguousFormatError, TableNotFoundError
 from lakesieve.expressions import bind, to_arrow
 from lakesieve.hookspecs import hookimpl
 from lakesieve.model import LOCATION_COLUMN, Instant, Snapshot
+from lakesieve.plugin_base import TableFormatBase
 from lakesieve.table import Table
 
 __all__ = ["COLUMNS", "ContractTable", "FormatContract", "contract_rows", "predicates"]
@@ -155,13 +158,25 @@ def _as_rows(tbl: pa.Table) -> list[Row]:
     return sorted((int(r["id"]), int(r["k"]), str(r["s"])) for r in data)
 
 
+class _ImpostorFormat(TableFormatBase):
+    """A format that claims every table and can do nothing with it."""
+
+    def _refuse(self, *args: Any) -> Any:
+        raise NotImplementedError("the impostor format only claims tables")
+
+    timeline = schema = snapshot = changes = read = read_unit = write = _refuse
+
+
 def _impostor(name: str) -> object:
     """A throwaway plugin that claims every path (for the ambiguity check)."""
 
+    named = type("ImpostorFormat", (_ImpostorFormat,), {"name": name})
+
     class Impostor:
         @hookimpl
-        def lakesieve_format_identify(self, path: str) -> str | None:
-            return name
+        def lakesieve_format_open(self, path: str, options: dict[str, str]) -> TableFormat | None:
+            fmt: TableFormat = named(path, options)
+            return fmt
 
     return Impostor()
 
@@ -280,23 +295,21 @@ class FormatContract:
 
     # ----------------------------------------------------------- helpers
 
+    def format_of(self, ct: ContractTable) -> TableFormat:
+        """The plugin's object for the contract table, as :func:`lakesieve.registry.open_format` gives it."""
+        fmt = registry.open_format(str(ct.path))
+        assert isinstance(fmt, TableFormat), f"open gave {type(fmt).__name__}"
+        assert fmt.name == self.format_name
+        return fmt
+
     def unit_rows(self, ct: ContractTable, instant: Instant) -> dict[str, list[Row]]:
-        """Every location's rows at ``instant``, read with ``lakesieve_format_read_unit``."""
+        """Every location's rows at ``instant``, read with ``TableFormat.read_unit``."""
         if instant.id in ct.by_location:
             return ct.by_location[instant.id]
         snapshot: Snapshot = ct.table.snapshot(instant.id)
         out: dict[str, list[Row]] = {}
         for unit in snapshot.units:
-            batches = list(
-                registry.call_first(
-                    "lakesieve_format_read_unit",
-                    f"format {self.format_name!r}",
-                    table=ct.table.ref,
-                    unit=unit,
-                    instant=instant.id,
-                    columns=None,
-                )
-            )
+            batches = list(self.format_of(ct).read_unit(unit, instant.id, None))
             out[unit.location] = _as_rows(pa.Table.from_batches(batches)) if batches else []
         ct.by_location[instant.id] = out
         return out
@@ -304,18 +317,10 @@ class FormatContract:
     def spark_rows(
         self, ct: ContractTable, spark: Any, instant: Instant, locations: set[str] | None
     ) -> list[tuple[Any, ...]]:
-        """Rows ``(location, id, k, s)`` read with ``lakesieve_format_read``."""
+        """Rows ``(location, id, k, s)`` read with ``TableFormat.read``."""
         snapshot = ct.table.snapshot(instant.id)
         units = snapshot.units if locations is None else snapshot.units_for(locations)
-        frame = registry.call_first(
-            "lakesieve_format_read",
-            f"format {self.format_name!r}",
-            table=ct.table.ref,
-            spark=spark,
-            units=units,
-            instant=instant.id,
-            with_location=True,
-        )
+        frame = self.format_of(ct).read(spark, units, instant.id, True)
         return sorted(tuple(r) for r in frame.select(LOCATION_COLUMN, *COLUMNS).collect())
 
     # ----------------------------------------------------------- the contract
@@ -328,6 +333,8 @@ class FormatContract:
         empty.mkdir()
         with pytest.raises(TableNotFoundError):
             registry.identify_format(str(empty))  # no plugin may claim an empty folder
+        forced = registry.open_format(str(empty), {"format": self.format_name})
+        assert forced.name == self.format_name and "format" not in forced.options
         pm = registry.get_plugin_manager()
         impostor = _impostor(f"{self.format_name}-impostor")
         pm.register(impostor, name="format-contract-impostor")
@@ -371,19 +378,15 @@ class FormatContract:
 
     def test_changes_cover_differences(self, contract_table: ContractTable) -> None:
         """Every location whose rows differ between consecutive instants is reported."""
-        ref = contract_table.table.ref
+        fmt = self.format_of(contract_table)
         first = contract_table.instants[0]
-        changes = registry.call_first(
-            "lakesieve_format_changes", "test", table=ref, start=None, end=first.id
-        )
+        changes = fmt.changes(None, first.id)
         missing = set(self.unit_rows(contract_table, first)) - changes.touched
         assert not missing, f"changes(None, {first.id}) miss {sorted(missing)}"
         for a, b in zip(contract_table.instants, contract_table.instants[1:], strict=False):
             before, after = self.unit_rows(contract_table, a), self.unit_rows(contract_table, b)
             differ = {loc for loc in set(before) | set(after) if before.get(loc) != after.get(loc)}
-            changes = registry.call_first(
-                "lakesieve_format_changes", "test", table=ref, start=a.id, end=b.id
-            )
+            changes = fmt.changes(a.id, b.id)
             missing = differ - changes.touched
             assert not missing, (
                 f"changes({a.id}, {b.id}) miss locations whose rows differ: {sorted(missing)}"
@@ -406,15 +409,7 @@ class FormatContract:
         assert self.spark_rows(contract_table, contract_spark, last, some) == want, (
             "subset of units"
         )
-        empty = registry.call_first(
-            "lakesieve_format_read",
-            "test",
-            table=contract_table.table.ref,
-            spark=contract_spark,
-            units=(),
-            instant=last.id,
-            with_location=False,
-        )
+        empty = self.format_of(contract_table).read(contract_spark, (), last.id, False)
         assert set(COLUMNS) <= set(empty.columns) and empty.count() == 0
 
     def test_pruned_read_equals_full_read(

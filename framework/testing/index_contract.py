@@ -43,14 +43,14 @@ Spark on every query, which keeps it usable for Spark-free property tests.
     :class:`~lakesieve.model.LookupResult` holding every location that has a
     matching row (or is ``all``); with ``exact_answers`` exactly those.
 (b) ``test_apply_delta_keeps_every_true_location``: after
-    ``lakesieve_index_apply_delta`` with random adds and removes (new
+    ``IndexType.apply_delta`` with random adds and removes (new
     locations, whole locations emptied, updates that keep their key),
     answers hold every true location of the changed relation; with
     ``exact_answers`` exactly those, and with ``delta_matches_rebuild`` the
     same answers as a fresh build on the changed relation. Its deterministic
     example adds every special value through the delta (the path a refresh
     takes). Skipped, with the reason, for an index type that does not
-    implement the hook (answers ``None``): the framework rebuilds those
+    implement ``apply_delta`` (answers ``None``): the framework rebuilds those
     instead.
 (e) ``test_apply_delta_empty_changes_no_answer``: an empty delta — typed
     like the column, and the untyped empty frame the framework hands over
@@ -63,7 +63,7 @@ Spark on every query, which keeps it usable for Spark-free property tests.
     delta check also asserts that ``apply_delta`` leaves the index it was
     given untouched (the framework keeps answering from it).
     (b), (e) and (f) are skipped, with the reason, for an index type whose
-    ``lakesieve_index_apply_delta`` answers ``None``; a probe on an empty
+    ``apply_delta`` answers ``None``; a probe on an empty
     index decides that once per index type, before any example is drawn.
     An index type declared ``complete`` (every built-in one) fails instead,
     and fails when it refuses a key type of ``key_types``.
@@ -108,6 +108,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from lakesieve import registry
+from lakesieve.contracts import IndexType
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
 from lakesieve.keys import KeyKind, parse_key_type
 from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
@@ -555,7 +556,7 @@ def draw_delta(
 def summed_delta(delta: list[tuple[Any, str, int]]) -> list[tuple[Any, str, int]]:
     """``delta`` summed per (key, location) as Spark groups keys, zero sums dropped.
 
-    The shape the framework hands to ``lakesieve_index_apply_delta``.
+    The shape the framework hands to ``IndexType.apply_delta``.
     """
     sums: Counter[tuple[Any, str]] = Counter()
     example: dict[tuple[Any, str], Any] = {}
@@ -712,7 +713,7 @@ class IndexContract:
         """The values of the deterministic examples (override for types the kit lacks)."""
         return special_values(key_type)
 
-    # ----------------------------------------------------------- hook calls
+    # ----------------------------------------------------------- index type calls
 
     @classmethod
     def _register_plugin(cls) -> None:
@@ -722,21 +723,20 @@ class IndexContract:
         if not pm.is_registered(cls.plugin):
             pm.register(cls.plugin)
 
-    def _what(self) -> str:
+    def index_object(self) -> IndexType:
+        """The index type object, as :func:`lakesieve.registry.index_type` gives it."""
         if not self.index_type:
             raise TypeError(f"{type(self).__name__} must set index_type")
-        return f"index type {self.index_type!r}"
+        self._register_plugin()
+        found = registry.index_type(self.index_type)
+        assert isinstance(found, IndexType), f"the plugin gave {type(found).__name__}"
+        return found
 
     def validate(self, key_type: str, options: dict[str, str] | None = None) -> dict[str, Any]:
-        """Call ``lakesieve_index_validate``; skip the test for an unsupported key type."""
-        self._register_plugin()
+        """Call ``validate``; skip the test for an unsupported key type."""
         try:
-            params = registry.call_first(
-                "lakesieve_index_validate",
-                self._what(),
-                index_type=self.index_type,
-                options=dict(self.options if options is None else options),
-                key_type=key_type,
+            params = self.index_object().validate(
+                dict(self.options if options is None else options), key_type
             )
         except UnsupportedKeyTypeError as exc:
             if self.complete:
@@ -764,43 +764,30 @@ class IndexContract:
             {"key": [k for k, _ in rows], "location": [loc for _, loc in rows]},
             f"key {key_type}, location string",
         )
-        built = registry.call_first(
-            "lakesieve_index_build",
-            self._what(),
-            index_type=self.index_type,
-            spark=spark,
-            relation=frame,
-            key_type=key_type,
-            params=params,
-            locations=sorted({loc for _, loc in rows} | {"zz-no-rows"}) if hinted else None,
-            rows_hint=len(rows) if hinted else None,
+        built = self.index_object().build(
+            spark,
+            frame,
+            key_type,
+            params,
+            sorted({loc for _, loc in rows} | {"zz-no-rows"}) if hinted else None,
+            len(rows) if hinted else None,
         )
         assert isinstance(built, BuiltIndex), f"build returned {type(built).__name__}"
         return built
 
     def load(self, built: BuiltIndex) -> Any:
         """Load a built index for lookups."""
-        return registry.call_first(
-            "lakesieve_index_load", self._what(), index_type=self.index_type, built=built
-        )
+        return self.index_object().load(built)
 
     def lookup(self, index: Any, query: KeyQuery) -> LookupResult:
         """Ask one query."""
-        result = registry.call_first(
-            "lakesieve_index_lookup",
-            self._what(),
-            index_type=self.index_type,
-            index=index,
-            query=query,
-        )
+        result = self.index_object().lookup(index, query)
         assert isinstance(result, LookupResult), f"lookup returned {type(result).__name__}"
         return result
 
     def describe(self, index: Any) -> dict[str, Any]:
         """Describe an index."""
-        desc = registry.call_first(
-            "lakesieve_index_describe", self._what(), index_type=self.index_type, index=index
-        )
+        desc = self.index_object().describe(index)
         assert isinstance(desc, dict), f"describe returned {type(desc).__name__}"
         return desc
 
@@ -820,15 +807,8 @@ class IndexContract:
     def apply_delta(
         self, spark: Any, index: Any, frame: Any, params: dict[str, Any]
     ) -> BuiltIndex | None:
-        """Call ``lakesieve_index_apply_delta``; ``None`` when the index type does not implement it."""
-        changed = registry.call_optional(
-            "lakesieve_index_apply_delta",
-            index_type=self.index_type,
-            spark=spark,
-            index=index,
-            delta=frame,
-            params=params,
-        )
+        """Call ``apply_delta``; ``None`` when the index type does not implement it."""
+        changed = self.index_object().apply_delta(spark, index, frame, params)
         if changed is not None:
             assert isinstance(changed, BuiltIndex), f"apply_delta returned {type(changed).__name__}"
         return changed
@@ -837,7 +817,7 @@ class IndexContract:
         """Skip (or, for a ``complete`` index type, fail) a test needing ``apply_delta``."""
         why = (
             f"index type {self.index_type!r} does not implement "
-            "lakesieve_index_apply_delta (the framework rebuilds it instead)"
+            "apply_delta (the framework rebuilds it instead)"
         )
         if self.complete:
             pytest.fail(why)
@@ -1122,16 +1102,9 @@ class IndexContract:
 
     def test_validate_accepts_its_options(self) -> None:
         """(d) validate fills in JSON-serialisable parameters for every key type."""
-        self._register_plugin()
         for key_type in self.key_types:
             try:
-                params = registry.call_first(
-                    "lakesieve_index_validate",
-                    self._what(),
-                    index_type=self.index_type,
-                    options=dict(self.options),
-                    key_type=key_type,
-                )
+                params = self.index_object().validate(dict(self.options), key_type)
             except UnsupportedKeyTypeError:
                 continue
             assert isinstance(params, dict)
@@ -1139,33 +1112,21 @@ class IndexContract:
 
     def test_validate_rejects_unknown_option(self) -> None:
         """(d) an unknown option is an OptionError that names it."""
-        self._register_plugin()
         bad = "no_such_option_for_the_contract"
         with pytest.raises(OptionError, match=bad):
-            registry.call_first(
-                "lakesieve_index_validate",
-                self._what(),
-                index_type=self.index_type,
-                options={**self.options, bad: "1"},
-                key_type=self.key_types[0],
-            )
+            self.index_object().validate({**self.options, bad: "1"}, self.key_types[0])
 
     def test_validate_rejects_unsupported_key_type(self) -> None:
         """(d) a key type the index cannot order or hash is refused, naming it."""
         if self.unsupported_key_type is None:
             pytest.skip("no unsupported key type declared")
-        self._register_plugin()
+        index_type = self.index_object()
         with pytest.raises(UnsupportedKeyTypeError) as info:
-            registry.call_first(
-                "lakesieve_index_validate",
-                self._what(),
-                index_type=self.index_type,
-                options=dict(self.options),
-                key_type=self.unsupported_key_type,
-            )
+            index_type.validate(dict(self.options), self.unsupported_key_type)
         assert self.unsupported_key_type in str(info.value)
 
     def test_index_type_is_registered(self) -> None:
         """The plugin lists the index type through ``lakesieve_index_types``."""
         self._register_plugin()
-        assert self.index_type in registry.index_types()
+        assert self.index_type in registry.index_type_names()
+        assert self.index_object().name == self.index_type

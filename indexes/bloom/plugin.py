@@ -1,90 +1,67 @@
-"""Hook implementations of the ``bloom`` index type.
+"""The ``bloom`` index type.
 
 Registered through the ``lakesieve`` entry-point group
-(``bloom = "lakesieve.indexes.bloom.plugin"``), exactly like a third-party
-index type. Every hook answers only for ``index_type == "bloom"`` and
-returns ``None`` otherwise.
+(``bloom = "lakesieve.indexes.bloom.plugin"``), exactly like a third-party index
+type. Lookup and describe are answered by the loaded index object
+(:class:`~lakesieve.plugin_base.IndexTypeBase`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lakesieve.hookspecs import hookimpl
 from lakesieve.indexes.bloom.params import INDEX_TYPE, parse_bloom_options
 from lakesieve.key_order import KeyOrder
+from lakesieve.plugin_base import IndexTypeBase
 
 if TYPE_CHECKING:
-    from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
+    from lakesieve.contracts import IndexType
+    from lakesieve.model import BuiltIndex
     from pyspark.sql import DataFrame, SparkSession
 
 
+class BloomIndexType(IndexTypeBase):
+    """The ``bloom`` index type; see :class:`lakesieve.contracts.IndexType` for each method's contract."""
+
+    name = INDEX_TYPE
+
+    def validate(self, options: Mapping[str, str], key_type: str) -> dict[str, Any]:
+        """Parse ``fpp`` and ``expected_keys`` with defaults; check the key type."""
+        KeyOrder.of(key_type, INDEX_TYPE)
+        return parse_bloom_options(options)
+
+    def build(
+        self,
+        spark: SparkSession,
+        relation: DataFrame,
+        key_type: str,
+        params: dict[str, Any],
+        locations: Sequence[str] | None = None,
+        rows_hint: int | None = None,
+    ) -> BuiltIndex:
+        """Build one Bloom filter per location with Spark."""
+        from lakesieve.indexes.bloom.build import build_spark
+
+        return build_spark(spark, relation, key_type, params or {})
+
+    def load(self, built: BuiltIndex) -> Any:
+        """Decode the stored table into a :class:`~lakesieve.indexes.bloom.lookup.BloomIndex`."""
+        from lakesieve.indexes.bloom.lookup import load_index
+
+        return load_index(built)
+
+    def apply_delta(
+        self, spark: SparkSession, index: Any, delta: DataFrame, params: dict[str, Any]
+    ) -> BuiltIndex | None:
+        """Or the bits of added keys in; removed keys keep their bits (a superset)."""
+        from lakesieve.indexes.bloom.delta import apply_delta
+
+        return apply_delta(spark, index, delta, params or {})
+
+
 @hookimpl
-def lakesieve_index_types() -> list[str]:
+def lakesieve_index_types() -> list[IndexType]:
     """The index types this plugin provides."""
-    return [INDEX_TYPE]
-
-
-@hookimpl
-def lakesieve_index_validate(
-    index_type: str, options: dict[str, str], key_type: str
-) -> dict[str, Any] | None:
-    """Parse ``fpp`` and ``expected_keys`` with defaults; check the key type."""
-    if index_type != INDEX_TYPE:
-        return None
-    KeyOrder.of(key_type, INDEX_TYPE)
-    return parse_bloom_options(options)
-
-
-@hookimpl
-def lakesieve_index_build(
-    index_type: str,
-    spark: SparkSession,
-    relation: DataFrame,
-    key_type: str,
-    params: dict[str, Any],
-) -> BuiltIndex | None:
-    """Build one Bloom filter per location with Spark."""
-    if index_type != INDEX_TYPE:
-        return None
-    from lakesieve.indexes.bloom.build import build_spark
-
-    return build_spark(spark, relation, key_type, params or {})
-
-
-@hookimpl
-def lakesieve_index_load(index_type: str, built: BuiltIndex) -> Any | None:
-    """Decode the stored table into a :class:`~lakesieve.indexes.bloom.lookup.BloomIndex`."""
-    if index_type != INDEX_TYPE:
-        return None
-    from lakesieve.indexes.bloom.lookup import load_index
-
-    return load_index(built)
-
-
-@hookimpl
-def lakesieve_index_lookup(index_type: str, index: Any, query: KeyQuery) -> LookupResult | None:
-    """Answer ``=``, IN and IS NULL; ranges get ``LookupResult.all()``."""
-    if index_type != INDEX_TYPE:
-        return None
-    return index.lookup(query)  # type: ignore[no-any-return]
-
-
-@hookimpl
-def lakesieve_index_describe(index_type: str, index: Any) -> dict[str, Any] | None:
-    """Size in bytes, filter bits, keys, estimated false-positive rate and parameters."""
-    if index_type != INDEX_TYPE:
-        return None
-    return index.describe()  # type: ignore[no-any-return]
-
-
-@hookimpl
-def lakesieve_index_apply_delta(
-    index_type: str, spark: SparkSession, index: Any, delta: DataFrame, params: dict[str, Any]
-) -> BuiltIndex | None:
-    """Or the bits of added keys in; removed keys keep their bits (a superset)."""
-    if index_type != INDEX_TYPE:
-        return None
-    from lakesieve.indexes.bloom.delta import apply_delta
-
-    return apply_delta(spark, index, delta, params or {})
+    return [BloomIndexType()]

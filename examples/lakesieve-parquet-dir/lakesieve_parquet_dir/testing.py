@@ -1,4 +1,4 @@
-"""Helpers that write ``parquetdir`` tables for tests (the format has no write hook)."""
+"""Helpers that write ``parquetdir`` tables for tests (the format does not write)."""
 
 from __future__ import annotations
 

@@ -1,0 +1,198 @@
+"""What a table format and an index type must provide, as typed protocols.
+
+A format plugin answers :func:`lakesieve.hookspecs.lakesieve_format_open`
+with an object satisfying :class:`TableFormat`, bound to one table (it knows
+the table's path and options). An index plugin answers
+:func:`lakesieve.hookspecs.lakesieve_index_types` with objects satisfying
+:class:`IndexType`. The framework calls methods on these objects, so every
+call is checked by the type checker, and a plugin needs no "is this mine?"
+test anywhere except where it recognises a table.
+
+The docstring of each method states its contract; the contract kits in
+:mod:`lakesieve.testing` check an implementation against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+    from lakesieve.model import (
+        BuiltIndex,
+        Changes,
+        Instant,
+        KeyQuery,
+        LookupResult,
+        ReadUnit,
+        Snapshot,
+        WriteOptions,
+    )
+    from pyspark.sql import DataFrame, SparkSession
+
+
+@runtime_checkable
+class TableFormat(Protocol):
+    """One table seen through its format plugin.
+
+    Opening is cheap: an object may read nothing until a method needs it, and
+    no method but :meth:`read` and :meth:`write` may start Spark.
+    """
+
+    @property
+    def name(self) -> str:
+        """The format's name (``"hudi"``, ``"delta"``, ...)."""
+
+    @property
+    def path(self) -> str:
+        """Absolute path (or URI) of the table root."""
+
+    @property
+    def options(self) -> Mapping[str, str]:
+        """Format-specific options (catalog settings, storage options)."""
+
+    def timeline(self) -> list[Instant]:
+        """Return the completed instants of the table, oldest first.
+
+        Only completed instants count: requested, inflight, failed and
+        rolled-back ones never appear. An empty table returns ``[]``.
+        """
+
+    def schema(self, instant: str | None) -> pa.Schema:
+        """Return the table's Arrow schema at ``instant`` (latest when ``None``).
+
+        Meta columns the format adds (Hudi's ``_hoodie_*``) are included if
+        they are in the data files. Must not start Spark.
+        """
+
+    def snapshot(self, instant: str | None) -> Snapshot:
+        """Return the read units visible at ``instant`` (latest when ``None``).
+
+        One unit per location. Must not start Spark.
+        """
+
+    def changes(self, start: str | None, end: str) -> Changes:
+        """Return the locations added, rewritten or removed by instants in ``(start, end]``.
+
+        ``start`` of ``None`` means from the beginning of the timeline. Must
+        be a superset of the truth: when in doubt, report a location as
+        rewritten.
+        """
+
+    def read(
+        self,
+        spark: SparkSession,
+        units: Sequence[ReadUnit],
+        instant: str | None,
+        with_location: bool,
+    ) -> DataFrame:
+        """Return a Spark DataFrame of the rows in ``units`` as of ``instant``.
+
+        Merges log files or applies deletes where the format needs it. With
+        ``with_location`` the frame carries the location of each row in a
+        string column named :data:`lakesieve.model.LOCATION_COLUMN`. With no
+        units, return an empty frame with the table's schema.
+        """
+
+    def read_unit(
+        self, unit: ReadUnit, instant: str | None, columns: Sequence[str] | None
+    ) -> Iterator[pa.RecordBatch]:
+        """Return the rows of one read unit as Arrow record batches, without Spark.
+
+        Used inside Spark's Python workers by the ``lakesieve`` data source,
+        which reopens the table there from its path, options and format name;
+        so it must only need those and the unit.
+        """
+
+    def write(self, spark: SparkSession, df: DataFrame, options: WriteOptions) -> Instant:
+        """Write ``df`` to the table as one commit and return the new instant.
+
+        Optional in spirit: a format whose native library writes may still
+        implement it so that tests, demos and benchmarks use one interface;
+        one that cannot raises :class:`~lakesieve.errors.WriteError`. Creates
+        the table when it does not exist. Raises
+        :class:`~lakesieve.errors.WriteError` for bad input before anything
+        is written.
+        """
+
+    def index_root(self) -> str | None:
+        """Where lakesieve keeps this table's indexes by default; ``None`` for ``<table>/.lakesieve``.
+
+        A format whose own maintenance (orphan-file removal, vacuum) would
+        delete unknown files under the table root answers with a safe
+        location.
+        """
+
+
+@runtime_checkable
+class IndexType(Protocol):
+    """One kind of index (``sieve``, ``zonemap``, ...): stateless, shared by every table."""
+
+    @property
+    def name(self) -> str:
+        """The index type's name, unique across installed plugins."""
+
+    def validate(self, options: Mapping[str, str], key_type: str) -> dict[str, Any]:
+        """Parse and check build options for a column of Spark type ``key_type``.
+
+        ``key_type`` is a Spark simple type string (``bigint``, ``date``,
+        ``decimal(12,2)``, ``string``...). Return the full parameter dict
+        (defaults filled in). Raise :class:`~lakesieve.errors.OptionError`
+        naming the option, or
+        :class:`~lakesieve.errors.UnsupportedKeyTypeError` naming the type.
+        """
+
+    def build(
+        self,
+        spark: SparkSession,
+        relation: DataFrame,
+        key_type: str,
+        params: dict[str, Any],
+        locations: Sequence[str] | None = None,
+        rows_hint: int | None = None,
+    ) -> BuiltIndex:
+        """Build an index from ``relation``, a DataFrame of ``(key, location)`` rows.
+
+        Keys repeat and may be null. The heavy work runs in Spark; never
+        collect every key on the driver. The result must be small enough for
+        the driver.
+
+        ``locations`` (every location the relation may hold, perhaps more)
+        and ``rows_hint`` (at least the relation's rows) are what the caller
+        knows from the table's metadata, or ``None`` (the default); a build
+        may use them to skip a pass over the rows but must stay correct when a
+        row's location is not among them.
+        """
+
+    def load(self, built: BuiltIndex) -> Any:
+        """Turn stored index files back into an in-memory object for lookups.
+
+        Runs on the driver without Spark. Raise any exception for files that
+        do not decode; the framework then falls back to a full scan with a
+        warning.
+        """
+
+    def lookup(self, index: Any, query: KeyQuery) -> LookupResult:
+        """Answer ``query`` with a superset of the locations holding a match.
+
+        Return ``LookupResult.all()`` when this index cannot help (for example
+        a Bloom filter asked for a range).
+        """
+
+    def describe(self, index: Any) -> dict[str, Any]:
+        """Return size in bytes (``size_bytes``), entry counts and parameters."""
+
+    def apply_delta(
+        self, spark: SparkSession, index: Any, delta: DataFrame, params: dict[str, Any]
+    ) -> BuiltIndex | None:
+        """Fold one commit's changes into an index and return the new state.
+
+        ``delta`` has rows ``(key, location, count)`` where ``count`` is
+        positive for rows added and negative for rows removed at that
+        location. Return ``None`` when this index type cannot fold changes;
+        the framework then rebuilds the index from scratch instead.
+        """
+
+    def compact(self, spark: SparkSession, index: Any, params: dict[str, Any]) -> BuiltIndex | None:
+        """Merge accumulated deltas into a new base; ``None`` if nothing to do."""
