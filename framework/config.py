@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakesieve import registry
 from lakesieve.errors import LakesieveError, OptionError
+from lakesieve.store import default_index_name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -61,17 +62,6 @@ _TABLE_KEYS = {"path", "format", "options", "indexes"}
 _INDEX_KEYS = {"column", "type", "name", "options"}
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
-
-
-def default_index_name(column: str, index_type: str) -> str:
-    """``<column>_<type>`` with every character an index name cannot hold replaced by ``_``.
-
-    Columns may be named anything (``Super Name``); index names are file names.
-    """
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{column}_{index_type}")
-    if not re.match(r"[A-Za-z0-9_]", name):
-        name = "_" + name
-    return name[:128]
 
 
 @dataclass(frozen=True)

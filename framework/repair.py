@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakesieve.errors import IndexCorruptError, LakesieveError
+from lakesieve.index_build import build_state
 from lakesieve.store import (
     DAMAGED_PREFIX,
     IndexDefinition,
@@ -373,7 +374,7 @@ def _rebuild(table: Table, definition: IndexDefinition, spark: SparkSession | No
             f"table {table.path} has no completed instant to rebuild index {definition.name!r} at"
         )
     target = line[-1]
-    built = table._build(definition, target, spark or get_spark())
+    built = build_state(table.states, definition, target, spark or get_spark())
     state_id, records = table.store.write_files(definition.name, built)
 
     def actions(snap: Any) -> list[dict[str, Any]]:
