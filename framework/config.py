@@ -50,7 +50,10 @@ from typing import TYPE_CHECKING, Any
 
 from lakesieve import registry
 from lakesieve.errors import LakesieveError, OptionError
+from lakesieve.predicate import resolve_column
+from lakesieve.session import get_spark
 from lakesieve.store import default_index_name
+from lakesieve.table import open as open_table
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -260,9 +263,6 @@ def _load_table(
     entry: Any,
     names_by_path: dict[str, dict[str, str]],
 ) -> TableSpec:
-    from lakesieve.predicate import resolve_column
-    from lakesieve.table import open as open_table
-
     tkey = _key("tables", label)
     entry = check.table(entry, tkey, _TABLE_KEYS)
     if "path" not in entry:
@@ -399,8 +399,6 @@ def build_declared(
     Raises:
         OptionError: a stored index of a declared name has another type or column.
     """
-    from lakesieve.table import open as open_table
-
     check = _Checker(config.source)
     plan: list[tuple[TableSpec, IndexSpec, Any, str | None, str | None]] = []
     for tspec in config.tables:
@@ -451,8 +449,6 @@ def build_declared(
             )
             continue
         if spark is None:
-            from lakesieve.session import get_spark
-
             spark = get_spark(
                 master=config.spark.master, conf={**(spark_conf or {}), **config.spark.conf}
             )

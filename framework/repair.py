@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakesieve.errors import IndexCorruptError, LakesieveError
 from lakesieve.index_build import build_state
+from lakesieve.session import get_spark
 from lakesieve.store import (
     DAMAGED_PREFIX,
     IndexDefinition,
@@ -366,8 +367,6 @@ def _replace_log(store: IndexStore, actions: list[dict[str, Any]]) -> str:
 
 def _rebuild(table: Table, definition: IndexDefinition, spark: SparkSession | None) -> None:
     """Build ``definition`` afresh at the table's latest instant and commit it as its newest state."""
-    from lakesieve.session import get_spark
-
     line = table.timeline()
     if not line:
         raise LakesieveError(
