@@ -336,6 +336,11 @@ def test_the_cycle_finder_finds_cycles() -> None:
     assert _one_cycle(graph, ["a", "b", "c"]) == ["a", "b", "c", "a"]
 
 
+def test_the_session_layer_depends_on_nothing_above_it() -> None:
+    """The data source reaches the session through a start hook, not an import."""
+    assert [e.target for e in edges() if e.source == "lakesieve.session"] == []
+
+
 def test_no_import_cycles_in_the_framework() -> None:
     report = describe_cycles(skip=PENDING_CYCLE_MODULES)
     print(report or "no import cycles among the framework's modules")
