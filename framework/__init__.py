@@ -15,14 +15,27 @@ Typical use::
 
 from __future__ import annotations
 
+from typing import Any
+
 from lakesieve.errors import LakesieveError
 from lakesieve.hookspecs import hookimpl
 from lakesieve.model import WriteOptions
 from lakesieve.planner import LakesieveWarning
-from lakesieve.session import get_spark
+from lakesieve.session import get_spark, on_session_start
 from lakesieve.table import Plan, Table, open, write
 
 __version__ = "0.1.0"
+
+
+def _register_data_source(spark: Any) -> None:
+    """Make ``spark.read.format("lakesieve")`` available in a session :func:`get_spark` started."""
+    from lakesieve.datasource import register_data_source
+
+    register_data_source(spark)
+
+
+# the session layer sits below the data source (which opens tables): wire them here, on top
+on_session_start(_register_data_source)
 
 __all__ = [
     "LakesieveError",

@@ -19,16 +19,15 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pyarrow as pa
 from lakesieve import registry
 from lakesieve.errors import LakesieveError
 from lakesieve.expressions import to_arrow
 from lakesieve.files.batches import conform
-
-if TYPE_CHECKING:
-    from lakesieve.table import Plan, Table
+from lakesieve.query_plan import Plan
+from lakesieve.table_view import TableView
 
 
 def _columns(schema: pa.Schema, columns: Sequence[str] | None, table: str) -> list[str]:
@@ -42,7 +41,7 @@ def _columns(schema: pa.Schema, columns: Sequence[str] | None, table: str) -> li
 
 
 def read_plan_arrow(
-    table: Table,
+    table: TableView,
     plan: Plan,
     columns: Sequence[str] | None = None,
     max_bytes: int | None = None,
@@ -51,7 +50,7 @@ def read_plan_arrow(
     """The rows of ``plan`` (its units, filtered by its predicate) as one Arrow table.
 
     Args:
-        table: the table the plan was made for.
+        table: the view of the table the plan was made for (``Table.view``).
         plan: from :meth:`lakesieve.table.Table.plan`.
         columns: columns to return (default: every column of the table's schema at the plan's instant).
         max_bytes: refuse a plan whose selected units hold more bytes than this.

@@ -286,7 +286,7 @@ def compare_indexes(
             names.append(name)
             definition = table.index(name)
             state = definition.latest()
-            loaded = LoadedIndex(definition, state, table._load(definition, state))
+            loaded = LoadedIndex(definition, state, table.states.load(definition, state))
             size = int(desc.get("size_bytes") or 0)
             fig: dict[str, Any] = {
                 "name": name,

@@ -50,6 +50,10 @@ from typing import TYPE_CHECKING, Any
 
 from lakesieve import registry
 from lakesieve.errors import LakesieveError, OptionError
+from lakesieve.expressions import resolve_column
+from lakesieve.session import get_spark
+from lakesieve.store import default_index_name
+from lakesieve.table import open as open_table
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -61,17 +65,6 @@ _TABLE_KEYS = {"path", "format", "options", "indexes"}
 _INDEX_KEYS = {"column", "type", "name", "options"}
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
-
-
-def default_index_name(column: str, index_type: str) -> str:
-    """``<column>_<type>`` with every character an index name cannot hold replaced by ``_``.
-
-    Columns may be named anything (``Super Name``); index names are file names.
-    """
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{column}_{index_type}")
-    if not re.match(r"[A-Za-z0-9_]", name):
-        name = "_" + name
-    return name[:128]
 
 
 @dataclass(frozen=True)
@@ -270,9 +263,6 @@ def _load_table(
     entry: Any,
     names_by_path: dict[str, dict[str, str]],
 ) -> TableSpec:
-    from lakesieve.expressions import resolve_column
-    from lakesieve.table import open as open_table
-
     tkey = _key("tables", label)
     entry = check.table(entry, tkey, _TABLE_KEYS)
     if "path" not in entry:
@@ -402,8 +392,6 @@ def build_declared(
     Raises:
         OptionError: a stored index of a declared name has another type or column.
     """
-    from lakesieve.table import open as open_table
-
     check = _Checker(config.source)
     plan: list[tuple[TableSpec, IndexSpec, Any, str | None, str | None]] = []
     for tspec in config.tables:
@@ -454,8 +442,6 @@ def build_declared(
             )
             continue
         if spark is None:
-            from lakesieve.session import get_spark
-
             spark = get_spark(
                 master=config.spark.master, conf={**(spark_conf or {}), **config.spark.conf}
             )

@@ -24,6 +24,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
+from lakesieve import expressions as p
+from lakesieve import registry
+from lakesieve.errors import OptionError
+from lakesieve.expressions import Literal
+from lakesieve.model import ReadUnit
+from lakesieve.table import Table
+from lakesieve.table import open as open_table
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceReader,
@@ -47,13 +54,9 @@ def register_data_source(spark: Any) -> None:
     spark.dataSource.register(LakesieveDataSource)
 
 
-def _table(options: dict[str, str]) -> Any:
-    from lakesieve.table import open as open_table
-
+def _table(options: dict[str, str]) -> Table:
     path = options.get("path")
     if not path:
-        from lakesieve.errors import OptionError
-
         raise OptionError(
             "spark.read.format('lakesieve') needs a table path: .load(path) or option('path', ...)"
         )
@@ -69,8 +72,6 @@ def _table(options: dict[str, str]) -> Any:
 
 def _literal(value: Any) -> Any:
     """Our predicate literal for a filter value, or ``None`` when it is not safe to plan on."""
-    from lakesieve.expressions import Literal
-
     if isinstance(value, bool):
         return Literal("bool", "TRUE" if value else "FALSE")
     if isinstance(value, int):
@@ -97,8 +98,6 @@ def _literal(value: Any) -> Any:
 
 def filter_to_predicate(f: Filter) -> Any:
     """Translate one Spark filter into our predicate tree, or ``None`` if we cannot."""
-    from lakesieve import expressions as p
-
     attr = getattr(f, "attribute", None)
     if attr is None or len(attr) != 1:
         return None
@@ -165,8 +164,6 @@ def unit_to_json(unit: Any) -> str:
 
 def unit_from_json(text: str) -> Any:
     """Inverse of :func:`unit_to_json`."""
-    from lakesieve.model import ReadUnit
-
     d = json.loads(text)
     return ReadUnit(
         location=d["location"],
@@ -218,8 +215,6 @@ class LakesieveReader(DataSourceReader):
 
     def partitions(self) -> Sequence[InputPartition]:
         """One partition per read unit the indexes could not rule out."""
-        from lakesieve import expressions as p
-
         table = _table(self.options)
         where: Any = None
         if self.pushed:
@@ -235,7 +230,6 @@ class LakesieveReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         """Read one unit through its format plugin, as batches in the table schema."""
-        from lakesieve import registry
         from pyspark.sql.pandas.types import to_arrow_schema
 
         if not isinstance(partition, UnitPartition) or not partition.unit_json:

@@ -43,6 +43,9 @@ from lakesieve.model import KeyQuery
 #: Columns of a stored delta.
 DELTA_COLUMNS = ("key", "location", "count")
 
+#: Name of the file a delta state stores.
+DELTA_FILE = "delta"
+
 
 def net_delta(deltas: Sequence[pa.Table]) -> pa.Table:
     """Sum several deltas per (key, location) and drop the pairs that cancel out."""

@@ -46,8 +46,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from lakesieve import registry
 from lakesieve.errors import CommitConflictError, LakesieveError, OptionError
+from lakesieve.index_build import build_state
+from lakesieve.index_state import TableIndexes
 from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant, Snapshot
-from lakesieve.overlay import DELTA_COLUMNS
+from lakesieve.overlay import DELTA_COLUMNS, DELTA_FILE
 from lakesieve.planner import LakesieveWarning
 from lakesieve.store import (
     IndexDefinition,
@@ -58,11 +60,7 @@ from lakesieve.store import (
 )
 
 if TYPE_CHECKING:
-    from lakesieve.table import Table
     from pyspark.sql import DataFrame, SparkSession
-
-#: Name of the file a delta state stores.
-DELTA_FILE = "delta"
 
 
 @dataclass(frozen=True)
@@ -144,7 +142,7 @@ class DeltaPlan:
     skipped_in_place: int
 
 
-def plan_delta(table: Table, column: str, start: Instant, end: Instant) -> DeltaPlan:
+def plan_delta(table: TableIndexes, column: str, start: Instant, end: Instant) -> DeltaPlan:
     """The read units, at ``start`` and at ``end``, whose keys may differ."""
     changes = registry.table_format(table.ref).changes(start.id, end.id)
     touched = set(changes.touched)
@@ -155,13 +153,18 @@ def plan_delta(table: Table, column: str, start: Instant, end: Instant) -> Delta
         touched -= in_place
     if not touched:
         return DeltaPlan((), (), skipped)
-    old: Snapshot = table._snapshot(start)
-    new: Snapshot = table._snapshot(end)
+    old: Snapshot = table.view.snapshot_at(start)
+    new: Snapshot = table.view.snapshot_at(end)
     return DeltaPlan(old.units_for(touched), new.units_for(touched), skipped)
 
 
 def delta_frame(
-    table: Table, spark: SparkSession, column: str, start: Instant, end: Instant, plan: DeltaPlan
+    table: TableIndexes,
+    spark: SparkSession,
+    column: str,
+    start: Instant,
+    end: Instant,
+    plan: DeltaPlan,
 ) -> DataFrame | None:
     """Spark frame of ``(key, location, count)`` between two instants; ``None`` when nothing to read."""
     from pyspark.sql import functions as F
@@ -185,7 +188,7 @@ def delta_frame(
     return summed.where(F.col("count") != 0)
 
 
-def _stored_deltas(table: Table, chain: list[IndexState]) -> list[pa.Table]:
+def _stored_deltas(table: TableIndexes, chain: list[IndexState]) -> list[pa.Table]:
     out = []
     for state in chain[1:]:
         files = table.store.read_files(state)
@@ -202,7 +205,7 @@ def _stored_rows(chain: list[IndexState]) -> int:
 
 
 def _fold(
-    table: Table,
+    table: TableIndexes,
     spark: SparkSession,
     definition: IndexDefinition,
     chain: list[IndexState],
@@ -212,7 +215,7 @@ def _fold(
     """A new base at ``target``: the chain's base with every delta folded in (or a rebuild)."""
     from pyspark.sql import functions as F
 
-    base_obj = table._load(definition, chain[0])
+    base_obj = table.load(definition, chain[0])
     parts: list[DataFrame] = []
     stored = _stored_deltas(table, chain)
     if stored:
@@ -231,7 +234,7 @@ def _fold(
         spark, base_obj, delta, definition.params
     )
     if built is None:
-        return table._build(definition, target, spark), "rebuilt"
+        return build_state(table, definition, target, spark), "rebuilt"
     if not isinstance(built, BuiltIndex):
         raise LakesieveError(
             f"index type {definition.type!r} returned {type(built).__name__} from apply_delta"
@@ -240,7 +243,7 @@ def _fold(
 
 
 def _commit_state(
-    table: Table,
+    table: TableIndexes,
     name: str,
     head: IndexState | None,
     built: BuiltIndex,
@@ -277,7 +280,7 @@ def _commit_state(
         raise _HeadMoved() from None
 
 
-def _discard(table: Table, name: str, state_id: str) -> None:
+def _discard(table: TableIndexes, name: str, state_id: str) -> None:
     table.store.remove_state_folder(name, state_id)
 
 
@@ -285,7 +288,7 @@ def _discard(table: Table, name: str, state_id: str) -> None:
 
 
 def refresh_index(
-    table: Table,
+    table: TableIndexes,
     name: str,
     spark: SparkSession,
     policy: RefreshPolicy,
@@ -328,7 +331,13 @@ def refresh_index(
             )
             try:
                 _commit_state(
-                    table, name, head, table._build(definition, target, spark), target, "base", None
+                    table,
+                    name,
+                    head,
+                    build_state(table, definition, target, spark),
+                    target,
+                    "base",
+                    None,
                 )
             except _HeadMoved:
                 continue
@@ -374,7 +383,7 @@ def refresh_index(
 
 
 def compact_index(
-    table: Table, name: str, spark: SparkSession, policy: RefreshPolicy, attempts: int = 8
+    table: TableIndexes, name: str, spark: SparkSession, policy: RefreshPolicy, attempts: int = 8
 ) -> RefreshResult:
     """Fold the newest state's delta chain into a new base at the same instant."""
     started = time.perf_counter()
@@ -422,7 +431,7 @@ def _kept_states(definition: IndexDefinition, on_timeline: set[str]) -> set[str]
     return keep
 
 
-def vacuum(table: Table, grace_seconds: float = 3600.0) -> VacuumResult:
+def vacuum(table: TableIndexes, grace_seconds: float = 3600.0) -> VacuumResult:
     """Remove index states and files no longer needed; see the module docstring.
 
     Only plain ``data/<index>/<state id>`` folders under the index root are
@@ -444,7 +453,7 @@ def vacuum(table: Table, grace_seconds: float = 3600.0) -> VacuumResult:
         )
     store = table.store
     store.check_layout()
-    on_timeline = {i.id for i in table.timeline()}
+    on_timeline = {i.id for i in table.view.timeline()}
     out = VacuumResult()
     removed: list[IndexState] = []
 

@@ -29,6 +29,8 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakesieve.errors import IndexCorruptError, LakesieveError
+from lakesieve.index_build import build_state
+from lakesieve.session import get_spark
 from lakesieve.store import (
     DAMAGED_PREFIX,
     IndexDefinition,
@@ -365,15 +367,13 @@ def _replace_log(store: IndexStore, actions: list[dict[str, Any]]) -> str:
 
 def _rebuild(table: Table, definition: IndexDefinition, spark: SparkSession | None) -> None:
     """Build ``definition`` afresh at the table's latest instant and commit it as its newest state."""
-    from lakesieve.session import get_spark
-
     line = table.timeline()
     if not line:
         raise LakesieveError(
             f"table {table.path} has no completed instant to rebuild index {definition.name!r} at"
         )
     target = line[-1]
-    built = table._build(definition, target, spark or get_spark())
+    built = build_state(table.states, definition, target, spark or get_spark())
     state_id, records = table.store.write_files(definition.name, built)
 
     def actions(snap: Any) -> list[dict[str, Any]]:

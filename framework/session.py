@@ -15,6 +15,11 @@ process dies, however it dies. This is done by wrapping the ``Popen`` that
 session (under this module's lock), and restoring it afterwards. From
 another thread it is skipped, because the kernel ties the signal to the
 thread that started the child, not to the process.
+
+**Start hooks.** This module depends on no other part of lakesieve. What a
+new session needs from the layers above (the ``lakesieve`` Spark data
+source registers itself with every session :func:`get_spark` starts) is
+added with :func:`on_session_start`.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ if TYPE_CHECKING:
 
 _lock = threading.Lock()
 _session: SparkSession | None = None
+_start_hooks: list[Callable[[SparkSession], None]] = []
 
 DEFAULT_CONF: dict[str, str] = {
     "spark.ui.enabled": "false",
@@ -109,6 +115,17 @@ def _jvm_dies_with_parent() -> Iterator[None]:
         java_gateway.Popen = original  # type: ignore[misc]
 
 
+def on_session_start(hook: Callable[[SparkSession], None]) -> None:
+    """Call ``hook(spark)`` with each session :func:`get_spark` starts from now on.
+
+    A hook added twice runs once. Hooks run in the order they were added,
+    under this module's lock, before :func:`get_spark` returns the session.
+    """
+    with _lock:
+        if hook not in _start_hooks:
+            _start_hooks.append(hook)
+
+
 def get_spark(
     master: str | None = None,
     conf: Mapping[str, str] | None = None,
@@ -146,9 +163,8 @@ def get_spark(
         with _jvm_dies_with_parent():
             spark = builder.getOrCreate()
         spark.sparkContext.setLogLevel("ERROR") if not remote else None
-        from lakesieve.datasource import register_data_source
-
-        register_data_source(spark)
+        for hook in list(_start_hooks):
+            hook(spark)
         _session = spark
         return spark
 

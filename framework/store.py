@@ -222,6 +222,17 @@ def check_name(name: str, what: str = "index name") -> str:
 _check_name = check_name
 
 
+def default_index_name(column: str, index_type: str) -> str:
+    """``<column>_<type>`` with every character an index name cannot hold replaced by ``_``.
+
+    Columns may be named anything (``Super Name``); index names are file names.
+    """
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{column}_{index_type}")
+    if not re.match(r"[A-Za-z0-9_]", name):
+        name = "_" + name
+    return name[:128]
+
+
 def commit_checksum(body: dict[str, Any]) -> str:
     """SHA-256 of a commit's canonical JSON without its ``checksum`` field."""
     content = {k: v for k, v in body.items() if k != "checksum"}

@@ -1,0 +1,133 @@
+"""Building an index: checking the request, running the index type's Spark job, committing the state.
+
+:func:`build_index` is ``Table.build_index`` and ``lakesieve index build``:
+every argument is checked before Spark starts, then :func:`build_state`
+reads the indexed column with the location of each row at one instant and
+hands it to the index type. Refresh and repair use :func:`build_state` for
+their rebuilds.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from lakesieve import registry
+from lakesieve.errors import IndexBuildError, LakesieveError, OptionError
+from lakesieve.expressions import resolve_column
+from lakesieve.index_state import TableIndexes
+from lakesieve.job_errors import is_spark_failure, summarize
+from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant
+from lakesieve.session import get_spark
+from lakesieve.store import IndexDefinition, add_state_action, check_name, default_index_name
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+
+def build_index(
+    table: TableIndexes,
+    column: str,
+    type: str = "sieve",
+    name: str | None = None,
+    options: dict[str, str] | None = None,
+    spark: SparkSession | None = None,
+    as_of: str | None = None,
+    spark_conf: dict[str, str] | None = None,
+    progress: Any = None,
+) -> str:
+    """Build (or rebuild) an index on ``column`` at an instant (latest by default); its name.
+
+    Every argument is checked before Spark starts: the column must exist,
+    the index type must be installed and accept the column's type and the
+    options.
+    """
+    registry.require_index_type(type)
+    inst = table.view.resolve_instant(as_of)
+    if inst is None:
+        raise LakesieveError(f"table {table.path} has no completed instant to index")
+    schema = registry.table_format(table.ref).schema(inst.id)
+    col = resolve_column(schema, column, table.path)
+    str_options = {str(k): str(v) for k, v in (options or {}).items()}
+    params = registry.index_type(type).validate(str_options, col.spark_type)
+    name = check_name(name or default_index_name(col.name, type), "index name")
+    existing = table.store.read_log().indexes.get(name)
+    if existing is not None and (existing.type != type or existing.column != col.name):
+        raise OptionError(
+            f"index {name!r} on table {table.path} already exists as {existing.type} on "
+            f"column {existing.column!r}; drop it first or choose another --name"
+        )
+    if progress is not None:
+        progress(
+            f"building {type} index {name} on {table.path} column {col.name} at instant {inst.id} ..."
+        )
+    spark = spark or get_spark(conf=spark_conf)
+    definition = IndexDefinition(
+        name=name, type=type, column=col.name, key_type=col.spark_type, params=params
+    )
+    built = build_state(table, definition, inst, spark)
+    state_id, records = table.store.write_files(name, built)
+
+    def actions(snap: Any) -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        if snap.table_fingerprint is None:
+            out.append({"op": "table", "fingerprint": table.view.fingerprint()})
+        current = snap.indexes.get(name)
+        if current is None or current.params != params or current.key_type != col.spark_type:
+            out.append(
+                {
+                    "op": "define",
+                    "index": name,
+                    "type": type,
+                    "column": col.name,
+                    "key_type": col.spark_type,
+                    "params": params,
+                }
+            )
+        out.append(add_state_action(name, state_id, inst.id, inst.sort_key, records, built.meta))
+        return out
+
+    table.store.commit_with_retry(actions)
+    return name
+
+
+def build_state(
+    table: TableIndexes, definition: IndexDefinition, inst: Instant, spark: SparkSession
+) -> BuiltIndex:
+    """Build ``definition`` from the table's rows at ``inst`` (a Spark job); nothing is committed.
+
+    Raises:
+        IndexBuildError: the Spark job failed.
+        LakesieveError: the index type returned something other than a :class:`BuiltIndex`.
+    """
+    started = time.perf_counter()
+    snapshot = table.view.snapshot_at(inst)
+    frame = registry.table_format(table.ref).read(spark, snapshot.units, inst.id, True)
+    from pyspark.sql import functions as F
+
+    relation = frame.select(
+        F.col(definition.column).alias("key"), F.col(LOCATION_COLUMN).alias("location")
+    )
+    try:
+        built = registry.index_type(definition.type).build(
+            spark,
+            relation,
+            definition.key_type,
+            definition.params,
+            sorted(snapshot.locations),
+            snapshot.rows_upper_bound,
+        )
+    except Exception as exc:
+        if not is_spark_failure(exc):
+            raise
+        raise IndexBuildError(
+            f"index {definition.name!r} ({definition.type} on {definition.column}) of table {table.path}: "
+            f"the build's Spark job failed: {summarize(exc)}"
+        ) from exc
+    if not isinstance(built, BuiltIndex):
+        got = built.__class__.__name__
+        raise LakesieveError(
+            f"index type {definition.type!r} returned {got} from build, not BuiltIndex"
+        )
+    built.meta.setdefault("build_seconds", round(time.perf_counter() - started, 3))
+    return built

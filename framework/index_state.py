@@ -1,0 +1,250 @@
+"""The indexes of one table: their log, their loaded states, delta overlays and fallbacks.
+
+:class:`TableIndexes` is what a query, a refresh, a repair and the Spark data
+source share below the :class:`~lakesieve.table.Table` facade:
+
+* the declared indexes (:meth:`TableIndexes.index`, :meth:`TableIndexes.indexes`);
+* a state loaded through its index type, cached per state
+  (:meth:`TableIndexes.load`);
+* the summed deltas stacked on a base (:meth:`TableIndexes.overlay`), and the
+  longest readable prefix of a chain when a delta is damaged;
+* the indexes a query at an instant can use, and why the others cannot
+  (:meth:`TableIndexes.usable_indexes`). An index that is missing, corrupt,
+  stale beyond what the format can account for, or of another table makes
+  the query read more (every location at worst) with a
+  :class:`~lakesieve.planner.LakesieveWarning`; the rows stay exact.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from lakesieve import registry
+from lakesieve.errors import IndexCorruptError, IndexNotFoundError
+from lakesieve.model import BuiltIndex, Instant, Snapshot, TableRef
+from lakesieve.overlay import DELTA_FILE, DeltaOverlay
+from lakesieve.planner import LakesieveWarning, LoadedIndex
+from lakesieve.store import IndexDefinition, IndexState, IndexStore
+from lakesieve.table_view import TableView
+
+
+class TableIndexes:
+    """One table's index store, with the table's view, and the states loaded from it."""
+
+    def __init__(self, view: TableView, store: IndexStore) -> None:
+        self.view = view
+        self.store = store
+        self._loaded: dict[str, Any] = {}
+
+    @property
+    def ref(self) -> TableRef:
+        """The table."""
+        return self.view.ref
+
+    @property
+    def path(self) -> str:
+        """The table root."""
+        return self.view.path
+
+    @property
+    def format(self) -> str:
+        """The format plugin's name."""
+        return self.view.format
+
+    # ------------------------------------------------------------ the log
+
+    def indexes(self) -> list[IndexDefinition]:
+        """Every index declared on the table."""
+        return list(self.store.read_log().indexes.values())
+
+    def index(self, name: str) -> IndexDefinition:
+        """One index by name.
+
+        Raises:
+            IndexNotFoundError: no index of that name.
+        """
+        found = self.store.read_log().indexes.get(name)
+        if found is None:
+            names = ", ".join(sorted(self.store.read_log().indexes)) or "none"
+            raise IndexNotFoundError(f"table {self.path} has no index {name!r} (indexes: {names})")
+        return found
+
+    def drop(self, name: str) -> None:
+        """Drop an index and delete its files."""
+        definition = self.index(name)
+        self.store.commit_with_retry(lambda snap: [{"op": "drop", "index": name}])
+        self.store.delete_state_files(definition.states)
+
+    # ------------------------------------------------------------ states
+
+    def load(self, definition: IndexDefinition, state: IndexState) -> Any:
+        """``state`` loaded by its index type (remembered per state)."""
+        if state.state_id in self._loaded:
+            return self._loaded[state.state_id]
+        files = self.store.read_files(state)
+        obj = registry.index_type(definition.type).load(
+            BuiltIndex(files=files, meta=dict(state.meta))
+        )
+        self._loaded[state.state_id] = obj
+        return obj
+
+    def overlay(self, definition: IndexDefinition, chain: list[IndexState]) -> DeltaOverlay | None:
+        """The summed deltas of ``chain`` (``None`` for a base alone); raises if one is unreadable."""
+        _, overlay, problem = self.overlay_prefix(definition, chain, {s.instant for s in chain})
+        if problem is not None:
+            raise IndexCorruptError(
+                f"index {definition.name!r}: state of instant {problem[0]} ({problem[1]})"
+            )
+        return overlay
+
+    def overlay_prefix(
+        self, definition: IndexDefinition, chain: list[IndexState], timeline: set[str]
+    ) -> tuple[list[IndexState], DeltaOverlay | None, tuple[str, str] | None]:
+        """The longest usable prefix of ``chain`` (base first), its overlay, and what cut it.
+
+        A delta whose files do not read back (missing, failing their checksum)
+        ends the prefix before it; the prefix then ends at the newest earlier
+        state whose instant is still on the table's timeline, so staleness can
+        be counted from there. The third item names the unreadable state's
+        instant and why (``None`` when the whole chain reads).
+
+        Raises:
+            IndexCorruptError: no earlier state is on the timeline.
+        """
+        if len(chain) == 1:
+            return chain, None, None
+        key = "overlay:" + chain[-1].state_id
+        if key in self._loaded:
+            return chain, self._loaded[key], None
+        deltas: list[Any] = []
+        problem: tuple[str, str] | None = None
+        end = len(chain)
+        for i, state in enumerate(chain[1:], start=1):
+            try:
+                files = self.store.read_files(state)
+            except Exception as exc:
+                problem, end = (state.instant, str(exc)), i
+                break
+            deltas.append(files.get(DELTA_FILE))
+        if problem is None:
+            overlay = DeltaOverlay.from_deltas([d for d in deltas if d is not None])
+            self._loaded[key] = overlay
+            return chain, overlay, None
+        while end > 0 and chain[end - 1].instant not in timeline:
+            end -= 1
+        if end == 0:
+            raise IndexCorruptError(
+                f"state of instant {problem[0]} ({problem[1]}), and no earlier state is on the timeline"
+            )
+        kept = [d for d in deltas[: end - 1] if d is not None]
+        return chain[:end], (DeltaOverlay.from_deltas(kept) if end > 1 else None), problem
+
+    def describe(self, name: str) -> dict[str, Any]:
+        """Type, column, instants, size and the index type's own description."""
+        definition = self.index(name)
+        state = definition.latest()
+        out: dict[str, Any] = {
+            "name": definition.name,
+            "type": definition.type,
+            "column": definition.column,
+            "key_type": definition.key_type,
+            "params": definition.params,
+            "instants": [s.instant for s in definition.states],
+            "instant": state.instant if state else None,
+            "size_bytes": state.size_bytes if state else 0,
+        }
+        if state is not None:
+            try:
+                chain = definition.chain(state)
+                base = chain[0]
+                out["base_instant"] = base.instant
+                out["deltas"] = len(chain) - 1
+                out["size_bytes"] = sum(s.size_bytes for s in chain)
+                out["build_seconds"] = base.meta.get("build_seconds")
+                overlay = self.overlay(definition, chain)
+                if overlay is not None:
+                    out["delta_rows"] = overlay.rows
+                obj = self.load(definition, base)
+                details = registry.index_type(definition.type).describe(obj)
+                if details:
+                    out["details"] = details
+            except Exception as exc:
+                out["error"] = f"unreadable: {exc}"
+        return out
+
+    # ------------------------------------------------------------ queries
+
+    def usable_indexes(
+        self, inst: Instant, columns: set[str], snapshot: Snapshot, line: list[Instant]
+    ) -> tuple[list[LoadedIndex], list[str]]:
+        """The indexes on ``columns`` loaded for a query at ``inst``, and warnings about the others.
+
+        Every index on one of ``columns`` is returned; one that cannot be used
+        carries its reason in ``error``. Each fallback is also warned about
+        (attributed to the caller of the caller, the query's entry point).
+        """
+        notes: list[str] = []
+        try:
+            log = self.store.read_log(
+                strict=False
+            )  # a bad commit: the states before it, and a warning
+        except IndexCorruptError as exc:
+            msg = f"index log of table {self.path} is unreadable ({exc}); reading every location"
+            warnings.warn(msg, LakesieveWarning, stacklevel=3)
+            return [], [msg]
+        for problem in log.problems:
+            notes.append(
+                f"{problem} (table {self.path}); using the index states committed before it "
+                "(`lakesieve index repair` fixes the log)"
+            )
+            warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
+        timeline = {i.id for i in line}
+        out: list[LoadedIndex] = []
+        for definition in log.indexes.values():
+            if definition.column not in columns:
+                continue
+            state = definition.state_for(inst.sort_key)
+            item = LoadedIndex(definition, state)
+            out.append(item)
+            if state is None:
+                item.error = "never built"
+                continue
+            if state.instant not in timeline:
+                item.error = (
+                    f"index instant {state.instant} is not on the timeline of table {self.path} "
+                    "(archived, or the index belongs to another table)"
+                )
+                notes.append(f"index {definition.name!r}: {item.error}; not used")
+                warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
+                continue
+            try:
+                chain = definition.chain(state)
+                item.obj = self.load(definition, chain[0])
+                usable, item.overlay, problem = self.overlay_prefix(definition, chain, timeline)
+            except Exception as exc:
+                item.obj = None
+                item.error = f"unreadable: {exc}"
+                notes.append(f"index {definition.name!r} is unreadable ({exc}); not used")
+                warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
+                continue
+            if problem is not None:
+                # the states before the bad delta still hold for their own
+                # instant: use the newest of them as a stale index (exact, reads more)
+                state = usable[-1]
+                item.state = state
+                notes.append(
+                    f"index {definition.name!r}: its state of instant {problem[0]} is unreadable "
+                    f"({problem[1]}); using its state of instant {state.instant}"
+                )
+                warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
+            if state.instant != inst.id:
+                try:
+                    changes = registry.table_format(self.ref).changes(state.instant, inst.id)
+                    item.added_for_staleness = changes.touched & snapshot.locations
+                except Exception as exc:
+                    item.obj = None
+                    item.error = f"changes since index instant unknown: {exc}"
+                    notes.append(f"index {definition.name!r}: {item.error}; not used")
+                    warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
+        return out, notes

@@ -1,0 +1,109 @@
+"""A table as its format plugin shows it: timeline, schema and read units per instant.
+
+:class:`TableView` asks the table's format plugin and remembers what a
+completed instant holds (its schema and its read units never change), so
+planning, index builds and refreshes of one table share those answers.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Any
+
+import pyarrow as pa
+from lakesieve import registry
+from lakesieve.errors import InstantNotFoundError
+from lakesieve.model import Instant, Snapshot, TableRef
+
+#: Instants whose schema and snapshot a view remembers.
+INSTANT_CACHE = 8
+
+
+class TableView:
+    """The format plugin's answers about one table, cached per completed instant.
+
+    A view assumes its path is not deleted and re-created under it with the
+    same instant ids (open a new table then).
+    """
+
+    def __init__(self, ref: TableRef) -> None:
+        self.ref = ref
+        # what a completed instant holds never changes: schema and snapshot per instant, last few kept
+        self._at_instant: OrderedDict[tuple[str, Instant], Any] = OrderedDict()
+
+    @property
+    def path(self) -> str:
+        """The table root."""
+        return self.ref.path
+
+    @property
+    def format(self) -> str:
+        """The format plugin's name."""
+        return self.ref.format
+
+    def timeline(self) -> list[Instant]:
+        """Completed instants, oldest first."""
+        return list(registry.table_format(self.ref).timeline())
+
+    def resolve_instant(
+        self, as_of: str | None, line: list[Instant] | None = None
+    ) -> Instant | None:
+        """The instant ``as_of`` names (latest when ``None``).
+
+        Raises:
+            InstantNotFoundError: ``as_of`` is not a completed instant of the table.
+        """
+        line = self.timeline() if line is None else line
+        if as_of is None:
+            return line[-1] if line else None
+        for inst in line:
+            if inst.id == str(as_of):
+                return inst
+        known = ", ".join(i.id for i in line[-5:]) or "none"
+        raise InstantNotFoundError(
+            f"instant {as_of!r} is not a completed instant of table {self.path} (latest: {known})"
+        )
+
+    def fingerprint(self) -> str:
+        """What ties an index log to this table: its format and first instant."""
+        line = self.timeline()
+        first = line[0].id if line else ""
+        return f"{self.format}:{first}"
+
+    def _cached(self, kind: str, inst: Instant, make: Any) -> Any:
+        """``make()``, remembered for ``(kind, inst)``: a completed instant's schema and units are fixed."""
+        key = (kind, inst)
+        if key in self._at_instant:
+            self._at_instant.move_to_end(key)
+            return self._at_instant[key]
+        value = make()
+        self._at_instant[key] = value
+        while len(self._at_instant) > INSTANT_CACHE:
+            self._at_instant.popitem(last=False)
+        return value
+
+    def schema_at(self, inst: Instant | None) -> pa.Schema:
+        """The table's Arrow schema at ``inst`` (the format's answer for no instant when ``None``)."""
+
+        def make() -> pa.Schema:
+            return registry.table_format(self.ref).schema(inst.id if inst else None)
+
+        return make() if inst is None else self._cached("schema", inst, make)
+
+    def schema(self, as_of: str | None = None) -> pa.Schema:
+        """The table's Arrow schema at the instant ``as_of`` names (latest when ``None``)."""
+        return self.schema_at(self.resolve_instant(as_of))
+
+    def snapshot_at(self, inst: Instant | None) -> Snapshot:
+        """The read units visible at ``inst`` (none for an empty table's ``None``)."""
+        if inst is None:
+            return Snapshot(None, ())
+        return self._cached(
+            "snapshot",
+            inst,
+            lambda: registry.table_format(self.ref).snapshot(inst.id),
+        )
+
+    def snapshot(self, as_of: str | None = None) -> Snapshot:
+        """The read units visible at the instant ``as_of`` names (latest when ``None``)."""
+        return self.snapshot_at(self.resolve_instant(as_of))
