@@ -51,8 +51,8 @@ from typing import TYPE_CHECKING, Any
 from lakesieve import registry
 from lakesieve.errors import LakesieveError, OptionError
 from lakesieve.expressions import resolve_column
+from lakesieve.index_log import default_index_name
 from lakesieve.session import get_spark
-from lakesieve.store import default_index_name
 from lakesieve.table import open as open_table
 
 if TYPE_CHECKING:

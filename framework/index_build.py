@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 from lakesieve import registry
 from lakesieve.errors import IndexBuildError, LakesieveError, OptionError
 from lakesieve.expressions import resolve_column
+from lakesieve.index_log import IndexDefinition, add_state_action, check_name, default_index_name
 from lakesieve.index_state import TableIndexes
 from lakesieve.job_errors import is_spark_failure, summarize
 from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant
 from lakesieve.session import get_spark
-from lakesieve.store import IndexDefinition, add_state_action, check_name, default_index_name
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

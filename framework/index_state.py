@@ -22,10 +22,11 @@ from typing import Any
 
 from lakesieve import registry
 from lakesieve.errors import IndexCorruptError, IndexNotFoundError
+from lakesieve.index_log import IndexDefinition, IndexState
 from lakesieve.model import BuiltIndex, Instant, Snapshot, TableRef
 from lakesieve.overlay import DELTA_FILE, DeltaOverlay
 from lakesieve.planner import LakesieveWarning, LoadedIndex
-from lakesieve.store import IndexDefinition, IndexState, IndexStore
+from lakesieve.store import IndexStore
 from lakesieve.table_view import TableView
 
 

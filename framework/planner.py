@@ -28,8 +28,8 @@ from lakesieve.expressions import (
     PredicateVisitor,
     push_not,
 )
+from lakesieve.index_log import IndexDefinition, IndexState
 from lakesieve.model import KeyQuery, LookupResult
-from lakesieve.store import IndexDefinition, IndexState
 
 ALL = None  # the answer "every location"
 Answer = frozenset[str] | None

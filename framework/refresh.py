@@ -26,38 +26,26 @@ committed state. Two refreshes racing on one index compute from the same
 parent; the commit of the second sees a newer head, drops its work and starts
 again from that head (or stops when it is already current), so no delta is
 lost or applied twice.
-
-**Vacuum** removes states whose instants the table no longer has (unless a
-retained delta still builds on them), states replaced at their instant by a
-compaction, and files no committed state names that are older than a grace
-period (a refresh still running may be about to commit them).
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
-import os
 import time
 import warnings
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from lakesieve import registry
-from lakesieve.errors import CommitConflictError, LakesieveError, OptionError
+from lakesieve.errors import CommitConflictError, LakesieveError
 from lakesieve.index_build import build_state
+from lakesieve.index_log import IndexDefinition, IndexState, LogSnapshot, add_state_action
 from lakesieve.index_state import TableIndexes
 from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant, Snapshot
 from lakesieve.overlay import DELTA_COLUMNS, DELTA_FILE
 from lakesieve.planner import LakesieveWarning
-from lakesieve.store import (
-    IndexDefinition,
-    IndexState,
-    LogSnapshot,
-    add_state_action,
-    state_folders,
-)
+from lakesieve.vacuum import vacuum
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -107,19 +95,6 @@ class RefreshResult:
     seconds: float = 0.0
     retries: int = 0
     note: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly form."""
-        return asdict(self)
-
-
-@dataclass
-class VacuumResult:
-    """States and files a vacuum removed."""
-
-    states_removed: list[str] = field(default_factory=list)
-    orphan_folders_removed: list[str] = field(default_factory=list)
-    temp_files_removed: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
@@ -412,94 +387,3 @@ def compact_index(
         result.seconds = time.perf_counter() - started
         return result
     raise CommitConflictError(f"index {name!r} on table {table.path}: compaction kept losing races")
-
-
-# --------------------------------------------------------------------------- vacuum
-
-
-def _kept_states(definition: IndexDefinition, on_timeline: set[str]) -> set[str]:
-    keep: set[str] = set()
-    roots = [s for s in definition.states if s.instant in on_timeline]
-    latest = definition.latest()
-    if latest is not None:
-        roots.append(latest)
-    for state in roots:
-        try:
-            keep.update(s.state_id for s in definition.chain(state))
-        except LakesieveError:
-            keep.add(state.state_id)
-    return keep
-
-
-def vacuum(table: TableIndexes, grace_seconds: float = 3600.0) -> VacuumResult:
-    """Remove index states and files no longer needed; see the module docstring.
-
-    Only plain ``data/<index>/<state id>`` folders under the index root are
-    removed: a symbolic link anywhere below the root is never followed or
-    deleted through, and ids from the log must be plain names.
-
-    Raises:
-        OptionError: ``grace_seconds`` is negative or not a finite number.
-        IndexCorruptError: the log is damaged (see ``lakesieve index repair``), or
-            the root's ``_log`` or ``data`` folder is a symbolic link.
-    """
-    if (
-        not isinstance(grace_seconds, (int, float))
-        or not math.isfinite(grace_seconds)
-        or grace_seconds < 0
-    ):
-        raise OptionError(
-            f"vacuum grace seconds must be a finite number >= 0, got {grace_seconds!r}"
-        )
-    store = table.store
-    store.check_layout()
-    on_timeline = {i.id for i in table.view.timeline()}
-    out = VacuumResult()
-    removed: list[IndexState] = []
-
-    def actions(snap: LogSnapshot) -> list[dict[str, Any]]:
-        removed.clear()
-        acts: list[dict[str, Any]] = []
-        for definition in snap.indexes.values():
-            keep = _kept_states(definition, on_timeline)
-            for state_id, state in definition.by_id.items():
-                if state_id not in keep:
-                    removed.append(state)
-                    acts.append(
-                        {"op": "remove_state", "index": definition.name, "state_id": state_id}
-                    )
-        return acts
-
-    snap = store.read_log()
-    if actions(snap):
-        store.commit_with_retry(actions)
-        store.delete_state_files(removed)
-        out.states_removed = [s.state_id for s in removed]
-    referenced = {
-        (d.name, s.state_id) for d in store.read_log().indexes.values() for s in d.by_id.values()
-    }
-    cutoff = time.time() - grace_seconds
-    for index_name, state_id, folder in state_folders(store):
-        if (index_name, state_id) in referenced:
-            continue
-        try:
-            with os.scandir(folder) as entries:
-                times = [e.stat(follow_symlinks=False).st_mtime for e in entries]
-            newest = max([folder.lstat().st_mtime, *times])
-        except OSError:
-            continue
-        if newest <= cutoff and store.remove_tree(folder):
-            out.orphan_folders_removed.append(f"{index_name}/{state_id}")
-    if store.log_dir.is_dir():
-        with os.scandir(store.log_dir) as entries:
-            temps = [
-                e
-                for e in entries
-                if e.name.startswith(".tmp-") and e.is_file(follow_symlinks=False)
-            ]
-        for tmp in temps:
-            with contextlib.suppress(OSError):
-                if tmp.stat(follow_symlinks=False).st_mtime <= cutoff:
-                    os.unlink(tmp.path)
-                    out.temp_files_removed += 1
-    return out

@@ -30,16 +30,9 @@ from typing import TYPE_CHECKING, Any
 
 from lakesieve.errors import IndexCorruptError, LakesieveError
 from lakesieve.index_build import build_state
+from lakesieve.index_log import IndexDefinition, IndexState, LogProblem, add_state_action
 from lakesieve.session import get_spark
-from lakesieve.store import (
-    DAMAGED_PREFIX,
-    IndexDefinition,
-    IndexState,
-    IndexStore,
-    LogProblem,
-    add_state_action,
-    state_folders,
-)
+from lakesieve.store import DAMAGED_PREFIX, IndexStore, state_folders
 
 if TYPE_CHECKING:
     from lakesieve.table import Table

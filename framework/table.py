@@ -24,6 +24,7 @@ from lakesieve.arrow_read import read_plan_arrow
 from lakesieve.errors import TableNotFoundError
 from lakesieve.expressions import bind, to_sql
 from lakesieve.index_build import build_index
+from lakesieve.index_log import IndexDefinition
 from lakesieve.index_state import TableIndexes
 from lakesieve.model import Instant, Snapshot, TableRef, WriteOptions
 from lakesieve.planner import LakesieveWarning, LoadedIndex, evaluate
@@ -31,14 +32,13 @@ from lakesieve.query_plan import Plan, elapsed_ms, explain_plan
 from lakesieve.refresh import (
     RefreshPolicy,
     RefreshResult,
-    VacuumResult,
     compact_index,
     refresh_index,
-    vacuum,
 )
 from lakesieve.session import get_spark
-from lakesieve.store import DEFAULT_DIRNAME, IndexDefinition, IndexStore
+from lakesieve.store import DEFAULT_DIRNAME, IndexStore
 from lakesieve.table_view import TableView
+from lakesieve.vacuum import VacuumResult, vacuum
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -12,10 +12,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lakesieve.expressions import And, Between, Compare, Const, InList, IsNull, Not, Or, Predicate
+from lakesieve.index_log import IndexDefinition, IndexState
 from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
 from lakesieve.planner import LoadedIndex, evaluate, leaf_queries
 from lakesieve.plugin_base import IndexTypeBase
-from lakesieve.store import IndexDefinition, IndexState
 
 from .test_predicate import _eval, trees
 

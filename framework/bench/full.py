@@ -213,9 +213,9 @@ def _index_figures(
     """
     from lakesieve import registry
     from lakesieve.expressions import bind
+    from lakesieve.index_log import IndexDefinition
     from lakesieve.model import LOCATION_COLUMN, BuiltIndex
     from lakesieve.planner import LoadedIndex, evaluate
-    from lakesieve.store import IndexDefinition
     from pyspark.sql import functions as F
 
     bound = [bind(q.where, schema, table_path).node for q in flat]
