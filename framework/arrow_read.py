@@ -2,8 +2,8 @@
 
 A selective query that the indexes cut down to a few read units does not need
 a Spark job: starting one costs more than reading a handful of Parquet files.
-:func:`read_plan_arrow` reads each selected unit through its format plugin's
-``lakesieve_format_read_unit`` hook (the same reader the ``lakesieve`` Spark
+:func:`read_plan_arrow` reads each selected unit through its
+format's ``read_unit`` method (the same reader the ``lakesieve`` Spark
 data source runs in its workers, so log-file merging, deletion vectors and
 delete files are applied exactly as there), keeps the rows matching the plan's
 predicate, and returns one :class:`pyarrow.Table` in the table's schema.

@@ -242,6 +242,7 @@ def compare_indexes(
     frame = registry.table_format(table.ref).read(spark, snapshot.units, inst.id, True)
     keys = frame.select(F.col(col.name).alias("key")).where(F.col("key").isNotNull())
     stats = keys.agg(F.count(F.lit(1)), F.min("key"), F.max("key")).first()
+    assert stats is not None  # an aggregate without grouping has one row
     rows, lo, hi = int(stats[0]), stats[1], stats[2]
     if rows == 0:
         raise LakesieveError(

@@ -194,9 +194,9 @@ class TableIndexes:
             msg = f"index log of table {self.path} is unreadable ({exc}); reading every location"
             warnings.warn(msg, LakesieveWarning, stacklevel=3)
             return [], [msg]
-        for problem in log.problems:
+        for log_problem in log.problems:
             notes.append(
-                f"{problem} (table {self.path}); using the index states committed before it "
+                f"{log_problem} (table {self.path}); using the index states committed before it "
                 "(`lakesieve index repair` fixes the log)"
             )
             warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)

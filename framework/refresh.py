@@ -2,7 +2,7 @@
 
 **Refresh** brings an index from the instant of its newest state to the
 table's latest completed instant by reading only what changed. The format
-plugin names the locations touched in between (``lakesieve_format_changes``);
+plugin names the locations touched in between (``TableFormat.changes``);
 Spark reads the key column of those locations as they were at the index's
 instant (count -1 per row) and as they are now (+1), and sums per
 ``(key, location)``. What does not cancel out is the **delta**: rows added
@@ -15,8 +15,8 @@ A small delta is stored as a **delta state** on top of the previous state;
 lookups add its positive pairs to the base's answer
 (:mod:`lakesieve.overlay`). When the chain grows past ``max_deltas`` states
 or ``max_delta_rows`` summed rows, refresh **compacts**: the index type folds
-the summed chain into a new base (``lakesieve_index_apply_delta``), or, for a
-type without that hook, the index is rebuilt at the instant.
+the summed chain into a new base (``IndexType.apply_delta``), or, for a
+type whose ``apply_delta`` answers ``None``, the index is rebuilt at the instant.
 
 **Crash safety and concurrency.** Every new state is written as files first
 and becomes visible with one exclusive log commit naming its parent state.

@@ -120,11 +120,11 @@ def index_health(table: Table) -> tuple[list[IndexHealth], list[LogProblem]]:
                 "older than the table's latest instant; `lakesieve index refresh`",
             )
     known = {r.name for r in rows}
-    for problem in snap.problems:
-        for name in problem.indexes:
+    for log_problem in snap.problems:
+        for name in log_problem.indexes:
             if name not in known:
                 known.add(name)
-                rows.append(IndexHealth(name, None, None, None, 0, 0, BAD_LOG, str(problem)))
+                rows.append(IndexHealth(name, None, None, None, 0, 0, BAD_LOG, str(log_problem)))
     return rows, snap.problems
 
 

@@ -55,6 +55,7 @@ def run_demo(scale: float = 0.1, workdir: str | None = None, seed: int = 7) -> i
     from pyspark.sql import functions as F
 
     bounds = spark.read.parquet(str(src)).agg(F.min("l_orderkey"), F.max("l_orderkey")).first()
+    assert bounds is not None  # an aggregate without grouping has one row
     lo, hi = int(bounds[0]), int(bounds[1])
     rng = random.Random(seed)
     width = max(1, (hi - lo) // 1000)

@@ -132,9 +132,9 @@ def run_table(
     )
 
     rng = random.Random(seed)
-    lo, hi = (
-        int(v) for v in table.full_read(spark).agg(F.min("l_orderkey"), F.max("l_orderkey")).first()
-    )
+    bounds = table.full_read(spark).agg(F.min("l_orderkey"), F.max("l_orderkey")).first()
+    assert bounds is not None  # an aggregate without grouping has one row
+    lo, hi = int(bounds[0]), int(bounds[1])
     total = table.full_read(spark).count()
     sample = [
         int(r[0])

@@ -100,7 +100,7 @@ import os
 import sys
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
@@ -813,7 +813,7 @@ class IndexContract:
             assert isinstance(changed, BuiltIndex), f"apply_delta returned {type(changed).__name__}"
         return changed
 
-    def _refuse_delta(self) -> None:
+    def _refuse_delta(self) -> NoReturn:
         """Skip (or, for a ``complete`` index type, fail) a test needing ``apply_delta``."""
         why = (
             f"index type {self.index_type!r} does not implement "

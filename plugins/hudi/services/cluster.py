@@ -215,5 +215,7 @@ def _rewrite(
         F.col(PARTITION_PATH), F.col(_FID), *order
     )
     body = functools.partial(_write_groups, storage, instant, schema)
-    stats = map_in_arrow(df, body, T._parse_datatype_string(STATS_SCHEMA)).collect()
+    stats_schema = T.StructType.fromDDL(STATS_SCHEMA)
+    assert isinstance(stats_schema, T.StructType)
+    stats = map_in_arrow(df, body, stats_schema).collect()
     return [FileWrite(**r.asDict()) for r in stats]

@@ -150,7 +150,8 @@ def compact(
             _UNITS,
         ).repartition(max(1, min(len(chosen), 256)))
         body = functools.partial(_compact_units, storage, instant, as_of)
-        schema = T._parse_datatype_string(STATS_SCHEMA)
+        schema = T.StructType.fromDDL(STATS_SCHEMA)
+        assert isinstance(schema, T.StructType)
         rows = map_in_arrow(descriptors, body, schema).collect()
         writes = [FileWrite(**r.asDict()) for r in rows]
         rollback_instant(storage, instant, keep={w.path for w in writes})

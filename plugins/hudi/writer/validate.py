@@ -302,10 +302,10 @@ def validate(
     if mode == "delete":
         if state.schema is None:
             fail(path, "delete needs committed data, but the table has no completed commit")
-        wanted = list(record_key) + (list(partition_by) if has_parts else [])
+        needed = list(record_key) + (list(partition_by) if has_parts else [])
         if has_bucket and bucket is not None:
-            wanted.append(bucket[0])
-        columns = tuple(dict.fromkeys(wanted))
+            needed.append(bucket[0])
+        columns = tuple(dict.fromkeys(needed))
         return WriteJob(
             mode=mode,
             table_name=name,
