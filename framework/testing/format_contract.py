@@ -60,7 +60,6 @@ one, else :func:`lakesieve.session.get_spark` (``local[2]``). Hypothesis runs
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +78,7 @@ from lakesieve.hookspecs import hookimpl
 from lakesieve.model import LOCATION_COLUMN, Instant, Snapshot
 from lakesieve.plugin_base import TableFormatBase
 from lakesieve.table import Table
+from lakesieve.testing.pytest_plugin import kit_spark
 
 __all__ = ["COLUMNS", "ContractTable", "FormatContract", "contract_rows", "predicates"]
 
@@ -232,19 +232,8 @@ class FormatContract:
     @pytest.fixture(scope="class")
     @classmethod
     def contract_spark(cls, request: pytest.FixtureRequest) -> Iterator[Any]:
-        """The project's session-scoped ``spark`` fixture, or a ``local[2]`` session."""
-        try:
-            yield request.getfixturevalue("spark")
-            return
-        except pytest.FixtureLookupError:
-            pass
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        from lakesieve.session import get_spark
-
-        yield get_spark(
-            master="local[2]",
-            conf={"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "4"},
-        )
+        """The project's ``spark`` fixture, else lakesieve's ``lakesieve_spark`` (a ``local[2]`` session)."""
+        yield kit_spark(request)
 
     @pytest.fixture(scope="class")
     @classmethod

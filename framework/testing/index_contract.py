@@ -97,7 +97,6 @@ import decimal
 import json
 import math
 import os
-import sys
 from collections import Counter
 from collections.abc import Iterator
 from typing import Any, ClassVar, NoReturn
@@ -112,6 +111,7 @@ from lakesieve.contracts import IndexType
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
 from lakesieve.keys import KeyKind, parse_key_type
 from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
+from lakesieve.testing.pytest_plugin import kit_spark
 
 __all__ = [
     "DEFAULT_KEY_TYPES",
@@ -682,20 +682,9 @@ class IndexContract:
     @pytest.fixture(scope="class")
     @classmethod
     def contract_spark(cls, request: pytest.FixtureRequest) -> Iterator[Any]:
-        """The project's session-scoped ``spark`` fixture, or a ``local[2]`` session."""
+        """The project's ``spark`` fixture, else lakesieve's ``lakesieve_spark`` (a ``local[2]`` session)."""
         cls._register_plugin()
-        try:
-            yield request.getfixturevalue("spark")
-            return
-        except pytest.FixtureLookupError:
-            pass
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-        from lakesieve.session import get_spark
-
-        yield get_spark(
-            master="local[2]",
-            conf={"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "4"},
-        )
+        yield kit_spark(request)
 
     # ----------------------------------------------------------- overridable
 
