@@ -1,0 +1,1 @@
+"""A worked example of a lakesieve index type: ``valueset``."""
