@@ -22,7 +22,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pyarrow as pa
-from lakesieve import registry
 from lakesieve.errors import LakesieveError
 from lakesieve.expressions import to_arrow
 from lakesieve.files.batches import conform
@@ -76,7 +75,7 @@ def read_plan_arrow(
     expr: Any = to_arrow(plan.bound) if plan.bound is not None else None
 
     def one(unit: Any) -> pa.Table:
-        batches = registry.table_format(table.ref).read_unit(unit, instant, need)
+        batches = table.fmt.read_unit(unit, instant, need)
         got = pa.Table.from_batches(
             [conform(b, read_schema) for b in batches if b.num_rows], schema=read_schema
         )

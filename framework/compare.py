@@ -239,7 +239,7 @@ def compare_indexes(
 
     # sample existing keys with Spark (never collect the column)
     say(f"sampling keys of {col.name} ...")
-    frame = registry.table_format(table.ref).read(spark, snapshot.units, inst.id, True)
+    frame = table.view.fmt.read(spark, snapshot.units, inst.id, True)
     keys = frame.select(F.col(col.name).alias("key")).where(F.col("key").isNotNull())
     stats = keys.agg(F.count(F.lit(1)), F.min("key"), F.max("key")).first()
     assert stats is not None  # an aggregate without grouping has one row

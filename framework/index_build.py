@@ -46,7 +46,7 @@ def build_index(
     inst = table.view.resolve_instant(as_of)
     if inst is None:
         raise LakesieveError(f"table {table.path} has no completed instant to index")
-    schema = registry.table_format(table.ref).schema(inst.id)
+    schema = table.view.fmt.schema(inst.id)
     col = resolve_column(schema, column, table.path)
     str_options = {str(k): str(v) for k, v in (options or {}).items()}
     params = registry.index_type(type).validate(str_options, col.spark_type)
@@ -102,7 +102,7 @@ def build_state(
     """
     started = time.perf_counter()
     snapshot = table.view.snapshot_at(inst)
-    frame = registry.table_format(table.ref).read(spark, snapshot.units, inst.id, True)
+    frame = table.view.fmt.read(spark, snapshot.units, inst.id, True)
     from pyspark.sql import functions as F
 
     relation = frame.select(

@@ -241,7 +241,7 @@ class TableIndexes:
                 warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
             if state.instant != inst.id:
                 try:
-                    changes = registry.table_format(self.ref).changes(state.instant, inst.id)
+                    changes = self.view.fmt.changes(state.instant, inst.id)
                     item.added_for_staleness = changes.touched & snapshot.locations
                 except Exception as exc:
                     item.obj = None

@@ -119,7 +119,7 @@ class DeltaPlan:
 
 def plan_delta(table: TableIndexes, column: str, start: Instant, end: Instant) -> DeltaPlan:
     """The read units, at ``start`` and at ``end``, whose keys may differ."""
-    changes = registry.table_format(table.ref).changes(start.id, end.id)
+    changes = table.view.fmt.changes(start.id, end.id)
     touched = set(changes.touched)
     skipped = 0
     if column in changes.key_columns:
@@ -148,7 +148,7 @@ def delta_frame(
     for units, inst, sign in ((plan.old_units, start, -1), (plan.new_units, end, 1)):
         if not units:
             continue
-        frame = registry.table_format(table.ref).read(spark, units, inst.id, True)
+        frame = table.view.fmt.read(spark, units, inst.id, True)
         frames.append(
             frame.select(
                 F.col(column).alias("key"),

@@ -99,10 +99,32 @@ def format_names() -> dict[str, str]:
     return _owners(found)
 
 
+#: The index types of the plugins registered when they were last collected (index type
+#: objects are stateless, so one collection serves until a plugin is added or removed).
+_index_type_cache: tuple[tuple[object, ...], dict[str, tuple[str, IndexType]]] | None = None
+
+
 def _index_types() -> dict[str, tuple[str, IndexType]]:
     """Every installed index type by name, with the plugin providing it."""
+    global _index_type_cache
+    impls = get_plugin_manager().hook.lakesieve_index_types.get_hookimpls()
+    plugins = tuple(impl.plugin for impl in impls)  # held, so no id is reused while cached
+    cached = _index_type_cache
+    if (
+        cached is not None
+        and len(cached[0]) == len(plugins)
+        and all(a is b for a, b in zip(cached[0], plugins, strict=True))
+    ):
+        return cached[1]
+    found = _collect_index_types(impls)
+    _index_type_cache = (plugins, found)
+    return found
+
+
+def _collect_index_types(impls: list[pluggy.HookImpl]) -> dict[str, tuple[str, IndexType]]:
+    """Ask every index plugin for its index types; refuse wrong answers and name clashes."""
     found: dict[str, tuple[str, IndexType]] = {}
-    for impl in get_plugin_manager().hook.lakesieve_index_types.get_hookimpls():
+    for impl in impls:
         answer = _call(impl)
         if answer is None:
             continue

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from lakesieve import registry
 from lakesieve.arrow_read import read_plan_arrow
+from lakesieve.contracts import TableFormat
 from lakesieve.errors import TableNotFoundError
 from lakesieve.expressions import bind, to_sql
 from lakesieve.index_build import build_index
@@ -73,11 +74,12 @@ def open(
     if not os.path.exists(root):
         raise TableNotFoundError(f"no table at {root!r}: the path does not exist")
     if format is None:
-        format = registry.identify_format(root)
+        fmt = registry.open_format(root, options)
     else:
-        registry.open_format(root, {**(options or {}), "format": format}).timeline()
+        fmt = registry.open_format(root, {**(options or {}), "format": format})
+        fmt.timeline()  # a forced format must be able to read the table
     return Table(
-        TableRef(root, format, dict(options or {})), index_root, auto_refresh, refresh_policy
+        TableRef(root, fmt.name, dict(options or {})), index_root, auto_refresh, refresh_policy, fmt
     )
 
 
@@ -99,14 +101,15 @@ class Table:
         index_root: str | os.PathLike[str] | None = None,
         auto_refresh: bool = False,
         refresh_policy: RefreshPolicy | None = None,
+        fmt: TableFormat | None = None,
     ) -> None:
         self.ref = ref
         self.auto_refresh = auto_refresh
         self.refresh_policy = refresh_policy or RefreshPolicy()
+        self.view = TableView(ref, fmt)
         if index_root is None:
-            index_root = registry.table_format(ref).index_root()
+            index_root = self.view.fmt.index_root()
         self.store = IndexStore(index_root or Path(ref.path) / DEFAULT_DIRNAME)
-        self.view = TableView(ref)
         self.states = TableIndexes(self.view, self.store)
 
     def __repr__(self) -> str:
@@ -292,7 +295,7 @@ class Table:
     def read_plan(self, plan: Plan, spark: SparkSession | None = None) -> DataFrame:
         """Read the units of a plan and apply its predicate."""
         spark = spark or get_spark()
-        frame = registry.table_format(self.ref).read(
+        frame = self.view.fmt.read(
             spark, plan.units, plan.table_instant.id if plan.table_instant else None, False
         )
         if plan.bound is not None:

@@ -12,6 +12,7 @@ from typing import Any
 
 import pyarrow as pa
 from lakesieve import registry
+from lakesieve.contracts import TableFormat
 from lakesieve.errors import InstantNotFoundError
 from lakesieve.model import Instant, Snapshot, TableRef
 
@@ -26,8 +27,10 @@ class TableView:
     same instant ids (open a new table then).
     """
 
-    def __init__(self, ref: TableRef) -> None:
+    def __init__(self, ref: TableRef, fmt: TableFormat | None = None) -> None:
         self.ref = ref
+        #: The format plugin's object for this table, opened once; every question goes to it.
+        self.fmt: TableFormat = fmt if fmt is not None else registry.table_format(ref)
         # what a completed instant holds never changes: schema and snapshot per instant, last few kept
         self._at_instant: OrderedDict[tuple[str, Instant], Any] = OrderedDict()
 
@@ -43,7 +46,7 @@ class TableView:
 
     def timeline(self) -> list[Instant]:
         """Completed instants, oldest first."""
-        return list(registry.table_format(self.ref).timeline())
+        return list(self.fmt.timeline())
 
     def resolve_instant(
         self, as_of: str | None, line: list[Instant] | None = None
@@ -86,7 +89,7 @@ class TableView:
         """The table's Arrow schema at ``inst`` (the format's answer for no instant when ``None``)."""
 
         def make() -> pa.Schema:
-            return registry.table_format(self.ref).schema(inst.id if inst else None)
+            return self.fmt.schema(inst.id if inst else None)
 
         return make() if inst is None else self._cached("schema", inst, make)
 
@@ -101,7 +104,7 @@ class TableView:
         return self._cached(
             "snapshot",
             inst,
-            lambda: registry.table_format(self.ref).snapshot(inst.id),
+            lambda: self.fmt.snapshot(inst.id),
         )
 
     def snapshot(self, as_of: str | None = None) -> Snapshot:

@@ -282,7 +282,6 @@ def layout_phase(
     out: dict[str, Any],
 ) -> list[ColumnRun]:
     """Figures measured once per layout on the first format's table."""
-    from lakesieve import registry
     from lakesieve.bench.truth import true_locations
     from lakesieve.compare import column_compressed_bytes
     from lakesieve.expressions import resolve_column
@@ -293,9 +292,7 @@ def layout_phase(
     schema = ptable.schema()
     columns = LAYOUT_COLUMNS[layout]
     t0 = time.perf_counter()
-    frame = registry.table_format(ptable.ref).read(
-        spark, snapshot.units, inst.id if inst else None, True
-    )
+    frame = ptable.view.fmt.read(spark, snapshot.units, inst.id if inst else None, True)
     relation = frame.select(LOCATION_COLUMN, *columns).persist()
     rows = relation.count()
     out["relation_rows"] = rows
