@@ -104,13 +104,12 @@ def _maintain(table: Any, args: argparse.Namespace) -> int:
         vacuum_after_compaction=args.vacuum,
         vacuum_grace_seconds=args.grace_seconds if args.grace_seconds is not None else 3600.0,
     )
-    from lakesieve.session import get_spark
-
-    spark = get_spark(conf=PROGRESS)
-    if args.index_cmd == "refresh":
-        results = table.refresh(args.name, spark=spark, policy=policy)
+    if args.index_cmd == "refresh":  # starts Spark only when an index is behind the table
+        results = table.refresh(args.name, policy=policy, spark_conf=PROGRESS)
     else:
-        results = table.compact(args.name, spark=spark, policy=policy)
+        from lakesieve.session import get_spark
+
+        results = table.compact(args.name, spark=get_spark(conf=PROGRESS), policy=policy)
     if args.json:
         print_json([r.to_dict() for r in results])
         return 0

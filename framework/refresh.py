@@ -45,6 +45,7 @@ from lakesieve.index_state import TableIndexes
 from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant, Snapshot
 from lakesieve.overlay import DELTA_COLUMNS, DELTA_FILE
 from lakesieve.planner import LakesieveWarning
+from lakesieve.session import get_spark
 from lakesieve.vacuum import vacuum
 
 if TYPE_CHECKING:
@@ -265,13 +266,17 @@ def _discard(table: TableIndexes, name: str, state_id: str) -> None:
 def refresh_index(
     table: TableIndexes,
     name: str,
-    spark: SparkSession,
+    spark: SparkSession | None,
     policy: RefreshPolicy,
     target: Instant,
     line: list[Instant],
     attempts: int = 8,
 ) -> RefreshResult:
-    """Bring one index to ``target``; see the module docstring."""
+    """Bring one index to ``target``; see the module docstring.
+
+    ``spark`` may be ``None``: an index already at ``target`` needs no
+    session, and one is started only when there is something to read.
+    """
     started = time.perf_counter()
     on_timeline = {i.id for i in line}
     for attempt in range(attempts):
@@ -286,6 +291,7 @@ def refresh_index(
         if head.instant_sort_key >= target.sort_key:
             result.chain_length = len(definition.chain(head)) - 1
             return result
+        spark = spark or get_spark()
         try:
             if head.instant not in on_timeline:
                 raise LakesieveError(f"index instant {head.instant} is not on the table's timeline")

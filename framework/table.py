@@ -200,19 +200,27 @@ class Table:
         name: str | None = None,
         spark: SparkSession | None = None,
         policy: RefreshPolicy | None = None,
+        spark_conf: dict[str, str] | None = None,
     ) -> list[RefreshResult]:
         """Bring every index (or the one named) to the latest completed instant.
 
         Reads only the locations changed since each index's instant and
         stores the difference as a delta, compacting when ``policy`` says so
-        (see :mod:`lakesieve.refresh`).
+        (see :mod:`lakesieve.refresh`). Spark starts (with ``spark_conf``)
+        only when some index is behind the table: "up to date" costs no
+        session.
         """
         names = [self.index(name).name] if name else [d.name for d in self.indexes()]
         line = self.timeline()
         target = line[-1] if line else None
         if target is None or not names:
             return []
-        spark = spark or get_spark()
+        behind = [
+            head is not None and head.instant_sort_key < target.sort_key
+            for head in (self.index(n).latest() for n in names)
+        ]
+        if spark is None and any(behind):
+            spark = get_spark(conf=spark_conf)
         policy = policy or self.refresh_policy
         return [refresh_index(self.states, n, spark, policy, target, line) for n in names]
 
