@@ -24,8 +24,11 @@ predicates each). For a long run::
 counts of either profile). A failure is shrunk to a minimal table and
 predicates; the assertion message names the read path and the rows. With
 ``LAKESIEVE_DIFF_KEEP_GOING=1`` a failure neither stops the run nor is
-shrunk: every disagreement is printed as it is found and counted, and the
-test fails at the end if there was any.
+shrunk: every disagreement is printed as it is found and counted, a line of
+running totals is printed after each table, and the test fails at the end if
+there was any disagreement. ``LAKESIEVE_DIFF_MINUTES`` bounds a format's run:
+once that many minutes have passed, the remaining examples are skipped (the
+totals count only the tables checked).
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -77,8 +81,11 @@ PREDICATES = int(os.environ.get("LAKESIEVE_DIFF_PREDICATES", "0")) or (
     100 if PROFILE == "differential-long" else 12
 )
 KEEP_GOING = os.environ.get("LAKESIEVE_DIFF_KEEP_GOING", "") not in ("", "0")
+MINUTES = float(os.environ.get("LAKESIEVE_DIFF_MINUTES", "0")) or None
 
 TALLIES: dict[str, Tally] = {}
+#: Tables checked, by format.
+TABLES: dict[str, int] = {}
 #: Disagreements found with ``KEEP_GOING``, by format: (table description, failure).
 FOUND: dict[str, list[tuple[str, Any]]] = {}
 
@@ -91,7 +98,7 @@ def _quiet_and_report() -> Any:
     for fmt, t in sorted(TALLIES.items()):
         rate = t.lakesieve_only_refused / max(t.checked - t.spark_refused, 1)
         print(
-            f"\n{fmt}: {t.checked} predicates, Spark refused {t.spark_refused}, lakesieve alone "
+            f"\n{fmt}: {TABLES.get(fmt, 0)} tables, {t.checked} predicates, Spark refused {t.spark_refused}, lakesieve alone "
             f"refused {t.lakesieve_only_refused} ({rate:.0%} of those Spark accepts), "
             f"{t.matched_rows} matching rows, {len(FOUND.get(fmt, []))} disagreements"
         )
@@ -151,15 +158,28 @@ def test_pruned_reads_equal_spark_sql_over_the_native_reader(spark: Any, fmt: st
     """read_arrow, Table.read, the data source and explain agree with Spark SQL."""
 
     found = FOUND.setdefault(fmt, [])
+    started = time.monotonic()
     profile = settings.get_profile(PROFILE)
     phases = [p for p in profile.phases if p != Phase.shrink] if KEEP_GOING else profile.phases
 
     @settings(profile, max_examples=EXAMPLES, phases=phases)
     @given(data=st.data())
     def run(data: st.DataObject) -> None:
+        if MINUTES is not None and time.monotonic() - started > 60 * MINUTES:
+            return
         for table, failure in run_case(spark, fmt, data, PREDICATES, stop_at_first=not KEEP_GOING):
             print(f"\nDISAGREEMENT {table}\n{failure}", flush=True)
             found.append((table, failure))
+        TABLES[fmt] = TABLES.get(fmt, 0) + 1
+        if KEEP_GOING:
+            t = TALLIES[fmt]
+            print(
+                f"\nPROGRESS {fmt}: {TABLES[fmt]} tables, {t.checked} predicates, Spark refused "
+                f"{t.spark_refused}, lakesieve alone refused {t.lakesieve_only_refused}, "
+                f"{t.matched_rows} matching rows, {len(found)} disagreements, "
+                f"{time.monotonic() - started:.0f} s",
+                flush=True,
+            )
 
     run()
     assert not found, f"{len(found)} disagreements with Spark SQL (printed above)"
