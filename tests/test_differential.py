@@ -8,7 +8,9 @@ sometimes refreshes the indexes; then checks a batch of predicate texts
 (:mod:`tests.differential.predicates`) against the oracle: Spark SQL
 evaluating the same text over the native full read held in memory
 (:mod:`tests.differential.check`). One table per example, many predicates
-per table: writing and indexing is the expensive part.
+per table: writing and indexing is the expensive part. A table's predicates
+are drawn first and checked together: Spark SQL, ``Table.read`` and the data
+source each answer up to 16 of them in one Spark job (:mod:`tests.differential.batch`).
 
 In the default run a small, derandomised share runs (profile
 ``differential-ci``: 2 tables per format, the first the simplest one, 12
@@ -17,10 +19,16 @@ predicates each). For a long run::
     LAKESIEVE_HYPOTHESIS_PROFILE=long .venv/bin/python -m pytest tests/test_differential.py \\
         -s --hypothesis-show-statistics --hypothesis-seed=12345
 
-(profile ``differential-long``: 100 tables per format, 40 predicates each;
+(profile ``differential-long``: 100 tables per format, 100 predicates each;
 ``LAKESIEVE_DIFF_EXAMPLES`` and ``LAKESIEVE_DIFF_PREDICATES`` override the
 counts of either profile). A failure is shrunk to a minimal table and
-predicate; the assertion message names the read path and the rows.
+predicates; the assertion message names the read path and the rows. With
+``LAKESIEVE_DIFF_KEEP_GOING=1`` a failure neither stops the run nor is
+shrunk: every disagreement is printed as it is found and counted, a line of
+running totals is printed after each table, and the test fails at the end if
+there was any disagreement. ``LAKESIEVE_DIFF_MINUTES`` bounds a format's run:
+once that many minutes have passed, the remaining examples are drawn but
+not checked (the totals count only the tables checked).
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ from __future__ import annotations
 import logging
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
 
@@ -69,10 +78,16 @@ EXAMPLES = (
     or settings.get_profile(PROFILE).max_examples
 )
 PREDICATES = int(os.environ.get("LAKESIEVE_DIFF_PREDICATES", "0")) or (
-    40 if PROFILE == "differential-long" else 12
+    100 if PROFILE == "differential-long" else 12
 )
+KEEP_GOING = os.environ.get("LAKESIEVE_DIFF_KEEP_GOING", "") not in ("", "0")
+MINUTES = float(os.environ.get("LAKESIEVE_DIFF_MINUTES", "0")) or None
 
 TALLIES: dict[str, Tally] = {}
+#: Tables checked, by format.
+TABLES: dict[str, int] = {}
+#: Disagreements found with ``KEEP_GOING``, by format: (table description, failure).
+FOUND: dict[str, list[tuple[str, Any]]] = {}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -83,9 +98,9 @@ def _quiet_and_report() -> Any:
     for fmt, t in sorted(TALLIES.items()):
         rate = t.lakesieve_only_refused / max(t.checked - t.spark_refused, 1)
         print(
-            f"\n{fmt}: {t.checked} predicates, Spark refused {t.spark_refused}, lakesieve alone "
+            f"\n{fmt}: {TABLES.get(fmt, 0)} tables, {t.checked} predicates, Spark refused {t.spark_refused}, lakesieve alone "
             f"refused {t.lakesieve_only_refused} ({rate:.0%} of those Spark accepts), "
-            f"{t.matched_rows} matching rows"
+            f"{t.matched_rows} matching rows, {len(FOUND.get(fmt, []))} disagreements"
         )
         for line in t.refusals[:5]:
             print(f"    refused: {line}")
@@ -106,8 +121,12 @@ def run_case(
     n_predicates: int,
     stop_at_first: bool = True,
     data_source: bool = True,
+    check: bool = True,
 ) -> list[Any]:
-    """Draw one table and ``n_predicates`` predicates; return (or raise on) the disagreements."""
+    """Draw one table and ``n_predicates`` predicates; return (or raise on) the disagreements.
+
+    Without ``check`` only the draws are made.
+    """
     spec = data.draw(table_specs(), label="table")
     indexes = draw_indexes(data)
     indexed = sorted({c for c, _ in indexes})
@@ -117,18 +136,17 @@ def run_case(
             values.setdefault(c, []).append(row[c])
     # indexed columns are tested three times as often as the others
     columns = [*indexed, *indexed, *VALUE_COLUMNS]
+    wheres = [data.draw(predicates(values, columns), label="where") for _ in range(n_predicates)]
     found: list[Any] = []
+    if not check:
+        return found
     with tempfile.TemporaryDirectory(prefix=f"diff-{fmt}-") as root:
         case = Case(spark, fmt, Path(root), spec, indexes)
         try:
-            for _ in range(n_predicates):
-                where = data.draw(predicates(values, columns), label="where")
-                failures = case.check(where, data_source=data_source)
-                if failures and stop_at_first:
-                    raise AssertionError(
-                        f"{case.describe()}\n" + "\n".join(str(f) for f in failures)
-                    )
-                found += [(case.describe(), f) for f in failures]
+            failures = case.check_all(wheres, data_source=data_source)
+            if failures and stop_at_first:
+                raise AssertionError(f"{case.describe()}\n" + "\n".join(str(f) for f in failures))
+            found += [(case.describe(), f) for f in failures]
         finally:
             case.close()
             total = TALLIES.setdefault(fmt, Tally())
@@ -145,9 +163,32 @@ def run_case(
 def test_pruned_reads_equal_spark_sql_over_the_native_reader(spark: Any, fmt: str) -> None:
     """read_arrow, Table.read, the data source and explain agree with Spark SQL."""
 
-    @settings(settings.get_profile(PROFILE), max_examples=EXAMPLES)
+    found = FOUND.setdefault(fmt, [])
+    started = time.monotonic()
+    profile = settings.get_profile(PROFILE)
+    phases = [p for p in profile.phases if p != Phase.shrink] if KEEP_GOING else profile.phases
+
+    @settings(profile, max_examples=EXAMPLES, phases=phases)
     @given(data=st.data())
     def run(data: st.DataObject) -> None:
-        run_case(spark, fmt, data, PREDICATES)
+        # past the time bound an example still draws (hypothesis wants the same draws
+        # from a replayed example) but checks nothing
+        if MINUTES is not None and time.monotonic() - started > 60 * MINUTES:
+            run_case(spark, fmt, data, PREDICATES, check=False)
+            return
+        for table, failure in run_case(spark, fmt, data, PREDICATES, stop_at_first=not KEEP_GOING):
+            print(f"\nDISAGREEMENT {table}\n{failure}", flush=True)
+            found.append((table, failure))
+        TABLES[fmt] = TABLES.get(fmt, 0) + 1
+        if KEEP_GOING:
+            t = TALLIES[fmt]
+            print(
+                f"\nPROGRESS {fmt}: {TABLES[fmt]} tables, {t.checked} predicates, Spark refused "
+                f"{t.spark_refused}, lakesieve alone refused {t.lakesieve_only_refused}, "
+                f"{t.matched_rows} matching rows, {len(found)} disagreements, "
+                f"{time.monotonic() - started:.0f} s",
+                flush=True,
+            )
 
     run()
+    assert not found, f"{len(found)} disagreements with Spark SQL (printed above)"

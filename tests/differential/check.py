@@ -2,7 +2,11 @@
 
 :class:`Case` holds what is expensive to make (the table, its indexes, the
 Spark view of its native rows); :meth:`Case.check` runs one predicate text
-through every lakesieve path and returns the disagreements with Spark SQL:
+through every lakesieve path and returns the disagreements with Spark SQL,
+:meth:`Case.check_all` does the same for many texts at once, with one Spark
+job per read path for all of them (:mod:`.batch`: each predicate's DataFrame
+is made as :meth:`Case.check` makes it, and a failing job falls back to
+predicates run one by one, so an error is reported against its predicate):
 
 - ``explain``: the selected locations must contain every location holding a
   row Spark selects;
@@ -16,6 +20,7 @@ through every lakesieve path and returns the disagreements with Spark SQL:
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +30,7 @@ import pyarrow as pa
 from lakesieve.errors import PredicateError
 
 from . import formats
+from .batch import collect_each
 from .data import TableSpec
 from .oracle import Answer, Oracle, canonical, describe, multiset_diff
 
@@ -94,8 +100,43 @@ class Case:
 
     def check(self, where: str, data_source: bool = True) -> list[Failure]:
         """Every disagreement of lakesieve with Spark SQL on ``where``."""
+        return self.check_all([where], data_source)
+
+    def check_all(self, wheres: Sequence[str], data_source: bool = True) -> list[Failure]:
+        """Every disagreement of lakesieve with Spark SQL on each text of ``wheres``, in order.
+
+        The oracle, ``Table.read`` and the data source each run one Spark job
+        for all the texts (falling back to one job per text when it fails);
+        ``explain`` and ``read_arrow`` start no job and run per text.
+        """
+        answers = self.oracle.answer_all(wheres)
+        found: dict[int, list[Failure]] = {}
+        accepted: dict[int, tuple[str, Answer]] = {}
+        for k, (where, want) in enumerate(zip(wheres, answers, strict=True)):
+            found[k], read_on = self._explain(where, want)
+            if read_on:
+                accepted[k] = (where, want)
+                found[k] += self._rows(
+                    "read_arrow", where, want, lambda w=where: self.table.read_arrow(where=w)
+                )
+        reads: list[tuple[str, Callable[[str], Any]]] = [
+            ("Table.read", lambda w: self.table.read(self.spark, where=w))
+        ]
+        if data_source:
+            reads.append(
+                (
+                    "data source",
+                    lambda w: self.spark.read.format("lakesieve").load(str(self.path)).where(w),
+                )
+            )
+        for path, frame in reads:
+            for k, failures in self._rows_all(path, accepted, frame).items():
+                found[k] += failures
+        return [f for k in sorted(found) for f in found[k]]
+
+    def _explain(self, where: str, want: Answer) -> tuple[list[Failure], bool]:
+        """Tally a refusal or check ``explain``'s locations; and whether to check the reads."""
         self.tally.checked += 1
-        want = self.oracle.answer(where)
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -106,41 +147,25 @@ class Case:
             else:
                 self.tally.lakesieve_only_refused += 1
                 self.tally.refusals.append(f"{where}  -- {exc}")
-            return []
+            return [], False
         except Exception as exc:
-            return [Failure("crash", "explain", where, f"{type(exc).__name__}: {exc}")]
+            return [Failure("crash", "explain", where, f"{type(exc).__name__}: {exc}")], False
         if want.rows is None:
             return [
                 Failure("accepted what Spark refuses", "explain", where, f"Spark: {want.error}")
-            ]
+            ], False
         self.tally.matched_rows += len(want.rows)
-        failures: list[Failure] = []
         dropped = want.locations - set(plan["selected"])
         if dropped:
-            failures.append(
+            return [
                 Failure(
                     "dropped location",
                     "explain",
                     where,
                     f"locations holding matching rows not selected: {sorted(dropped)}",
                 )
-            )
-        failures += self._rows(
-            "read_arrow", where, want, lambda: self.table.read_arrow(where=where)
-        )
-        failures += self._rows(
-            "Table.read", where, want, lambda: self.table.read(self.spark, where=where).toArrow()
-        )
-        if data_source:
-            failures += self._rows(
-                "data source",
-                where,
-                want,
-                lambda: (
-                    self.spark.read.format("lakesieve").load(str(self.path)).where(where).toArrow()
-                ),
-            )
-        return failures
+            ], True
+        return [], True
 
     def _rows(self, path: str, where: str, want: Answer, read: Any) -> list[Failure]:
         try:
@@ -148,16 +173,54 @@ class Case:
                 warnings.simplefilter("ignore")
                 got_table: pa.Table = read()
         except Exception as exc:
-            text = str(exc).strip().splitlines()
-            return [
-                Failure("crash", path, where, f"{type(exc).__name__}: {text[-1] if text else ''}")
-            ]
-        got = canonical(got_table)
-        assert want.rows is not None
-        missing, extra = multiset_diff(want.rows, got)
-        out = []
-        if missing:
-            out.append(Failure("missing rows", path, where, f"missing {describe(missing)}"))
-        if extra:
-            out.append(Failure("extra rows", path, where, f"extra {describe(extra)}"))
+            return [_crash(path, where, exc)]
+        return _compare(path, where, want, got_table)
+
+    def _rows_all(
+        self,
+        path: str,
+        accepted: dict[int, tuple[str, Answer]],
+        frame: Callable[[str], Any],
+    ) -> dict[int, list[Failure]]:
+        """:meth:`_rows` of ``frame(where)`` for every accepted text, collected in one job."""
+        if len(accepted) == 1:
+            ((k, (where, want)),) = accepted.items()
+            return {k: self._rows(path, where, want, lambda: frame(where).toArrow())}
+        out: dict[int, list[Failure]] = {}
+        frames: dict[int, Any] = {}
+        for k, (where, _want) in accepted.items():
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    frames[k] = frame(where)
+            except Exception as exc:
+                out[k] = [_crash(path, where, exc)]
+
+        def alone(k: int) -> list[Failure]:
+            where, want = accepted[k]
+            return self._rows(path, where, want, lambda: frame(where).toArrow())
+
+        def split(k: int, got: pa.Table) -> list[Failure]:
+            where, want = accepted[k]
+            return _compare(path, where, want, got)
+
+        out.update(collect_each(frames, alone, split))
         return out
+
+
+def _crash(path: str, where: str, exc: Exception) -> Failure:
+    text = str(exc).strip().splitlines()
+    return Failure("crash", path, where, f"{type(exc).__name__}: {text[-1] if text else ''}")
+
+
+def _compare(path: str, where: str, want: Answer, got_table: pa.Table) -> list[Failure]:
+    """Missing and extra rows of ``got_table`` against Spark's answer."""
+    got = canonical(got_table)
+    assert want.rows is not None
+    missing, extra = multiset_diff(want.rows, got)
+    out = []
+    if missing:
+        out.append(Failure("missing rows", path, where, f"missing {describe(missing)}"))
+    if extra:
+        out.append(Failure("extra rows", path, where, f"extra {describe(extra)}"))
+    return out

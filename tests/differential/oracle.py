@@ -3,7 +3,8 @@
 :class:`Oracle` loads the native rows (with their locations) into an in-memory
 Spark DataFrame (``spark.createDataFrame(arrow)``: no Parquet reader, so no
 filter pushdown) and lets ``SELECT * FROM view WHERE <text>`` decide which
-rows match. :func:`canonical` turns any row set into a sorted list of tuples
+rows match; :meth:`Oracle.answer_all` asks about many texts in one Spark
+job (:mod:`.batch`). :func:`canonical` turns any row set into a sorted list of tuples
 in which NULL, NaN and ``-0.0`` have total, Spark-consistent keys: NaN equals
 NaN, ``-0.0`` equals ``0.0``, timestamps compare as instants.
 """
@@ -12,11 +13,13 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
 
+from .batch import collect_each
 from .data import SCHEMA
 from .formats import LOC, plain
 
@@ -83,17 +86,53 @@ class Oracle:
         self.view = f"diff_oracle_{next(_views)}"
         spark.createDataFrame(located).createOrReplaceTempView(self.view)
 
+    def query(self, where: str) -> Any:
+        """The DataFrame of ``SELECT * FROM view WHERE <where>`` (parsed and analysed, not run)."""
+        return self.spark.sql(f"SELECT * FROM {self.view} WHERE {where}")
+
     def answer(self, where: str) -> Answer:
         """Evaluate ``where`` with Spark SQL; an analysis, parse or runtime error is a refusal."""
         from pyspark.errors.exceptions.captured import CapturedException
 
         try:
-            got = self.spark.sql(f"SELECT * FROM {self.view} WHERE {where}").toArrow()
+            got = self.query(where).toArrow()
         except CapturedException as exc:
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            return Answer(None, set(), f"{type(exc).__name__}: {first}")
-        return Answer(canonical(got), set(got.column(LOC).to_pylist()))
+            return _refusal(exc)
+        return _answer(got)
+
+    def answer_all(self, wheres: Sequence[str]) -> list[Answer]:
+        """:meth:`answer` for each text, the accepted ones evaluated in one Spark job.
+
+        Parse and analysis errors are found per text (creating the query
+        analyses it); the texts Spark accepts run together. If that job fails
+        (a runtime error), the failing texts are found by halving the batch and
+        each one is answered on its own by :meth:`answer`.
+        """
+        from pyspark.errors.exceptions.captured import CapturedException
+
+        if len(wheres) == 1:
+            return [self.answer(wheres[0])]
+        answers: dict[int, Answer] = {}
+        frames: dict[int, Any] = {}
+        for k, where in enumerate(wheres):
+            try:
+                frames[k] = self.query(where)
+            except CapturedException as exc:
+                answers[k] = _refusal(exc)
+        answers.update(
+            collect_each(frames, lambda k: self.answer(wheres[k]), lambda _k, got: _answer(got))
+        )
+        return [answers[k] for k in range(len(wheres))]
 
     def close(self) -> None:
         """Drop the temporary view."""
         self.spark.catalog.dropTempView(self.view)
+
+
+def _answer(got: pa.Table) -> Answer:
+    return Answer(canonical(got), set(got.column(LOC).to_pylist()))
+
+
+def _refusal(exc: Exception) -> Answer:
+    first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return Answer(None, set(), f"{type(exc).__name__}: {first}")
