@@ -440,6 +440,7 @@ def test_write_refuses_bad_input(spark: Any, tmp_path: Path) -> None:
         (WriteOptions(mode="upsert"), "no record key"),
         (WriteOptions(mode="append", bucket_column="s", file_groups=2), "integer"),
         (WriteOptions(mode="append", bucket_column="id"), "file_groups"),
+        (WriteOptions(mode="append", file_groups=4), "needs an integer bucket_column"),
         (WriteOptions(mode="delete", record_key=("id",)), "no Delta table"),
     ]
     for options, message in cases:

@@ -59,11 +59,18 @@ def bucket_of(options: WriteOptions, frame: DataFrame, table_path: str) -> tuple
     from pyspark.sql.types import IntegralType
 
     if options.bucket_column is None:
+        if options.file_groups:
+            raise WriteError(
+                f"cannot write table {table_path}: file_groups (--file-groups) "
+                f"{options.file_groups} needs an integer bucket_column (--bucket-column) "
+                "whose value picks each row's file; without one the files follow Spark's partitions"
+            )
         return None
     column = options.bucket_column
     if not options.file_groups or options.file_groups < 1:
         raise WriteError(
-            f"cannot write table {table_path}: bucket_column {column!r} needs file_groups >= 1"
+            f"cannot write table {table_path}: bucket_column (--bucket-column) {column!r} "
+            "needs file_groups (--file-groups) >= 1"
         )
     fields = {f.name: f for f in frame.schema.fields}
     if column not in fields:
