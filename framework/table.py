@@ -210,19 +210,20 @@ class Table:
         only when some index is behind the table: "up to date" costs no
         session.
         """
-        names = [self.index(name).name] if name else [d.name for d in self.indexes()]
+        definitions = [self.index(name)] if name else self.indexes()  # one read of the log
         line = self.timeline()
         target = line[-1] if line else None
-        if target is None or not names:
+        if target is None or not definitions:
             return []
-        behind = [
-            head is not None and head.instant_sort_key < target.sort_key
-            for head in (self.index(n).latest() for n in names)
-        ]
-        if spark is None and any(behind):
+        heads = [d.latest() for d in definitions]
+        if spark is None and any(
+            h is not None and h.instant_sort_key < target.sort_key for h in heads
+        ):
             spark = get_spark(conf=spark_conf)
         policy = policy or self.refresh_policy
-        return [refresh_index(self.states, n, spark, policy, target, line) for n in names]
+        return [
+            refresh_index(self.states, d.name, spark, policy, target, line) for d in definitions
+        ]
 
     def compact(
         self,
