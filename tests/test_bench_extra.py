@@ -2,7 +2,9 @@
 
 Each check runs ``lakesieve`` in a fresh interpreter whose imports of
 matplotlib, pandas and tpchgen fail (a ``sys.meta_path`` finder raises
-ImportError for them), as on an install without ``lakesieve[bench]``.
+ImportError for them), as on an install without ``lakesieve[bench]``. pandas
+is a core dependency (pyspark's grouped Arrow functions, used by the Bloom
+build, import it), but the commands checked here must not need it either.
 """
 
 from __future__ import annotations
