@@ -70,7 +70,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.html:
         from lakesieve.bench.compare_report import write_html
 
-        written = write_html(result, args.html, workload)
+        stated = workload if getattr(args, "workload", None) else None  # None: say "default"
+        written = write_html(result, args.html, stated)
         print(f"report written to {written}", file=sys.stderr)
     advice = advise(result, workload) if getattr(args, "advise", False) else None
     if args.json:

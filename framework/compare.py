@@ -1,7 +1,8 @@
 """Compare index types on one column of one table: ``lakesieve compare``.
 
 Every requested index type is built on the same snapshot (the latest instant)
-under the name ``cmp_<column>_<type>``; the same seeded query set is then
+under the name ``cmp_<column>_<type>`` (dropped again afterwards, folders
+included, also when something fails, unless ``keep``); the same seeded query set is then
 answered by each index alone (the planner's :func:`~lakesieve.planner.evaluate`
 with only that index, timed without Spark), and the figures are reported per
 type: build seconds, size and share of the column's compressed size, lookup
@@ -359,11 +360,11 @@ def remove_temporary(table: Any, names: list[str]) -> None:
     """
     store = table.store
     for name in names:
-        with contextlib.suppress(LakesieveError):
+        with contextlib.suppress(LakesieveError, OSError):
             table.drop_index(name)
         try:
             defined = name in store.read_log().indexes
-        except LakesieveError:
+        except (LakesieveError, OSError):
             continue  # a damaged log: leave the files for `index repair` / `index vacuum`
         if not defined:
             store.remove_tree(store.data_dir / name)

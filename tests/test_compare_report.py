@@ -313,3 +313,25 @@ def test_vacuum_removes_only_empty_cmp_folders_inside_the_root(
     assert busy.is_dir() and plain.is_dir() and outside.is_dir()
     assert (data / "cmp_k_link").is_symlink()
     assert "empty_folders_removed" in second.to_dict()
+
+
+def test_compare_cli_states_the_workload_it_assumed(
+    result: dict[str, Any],
+    cmp_path: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The command's wiring, on the figures of the real run above (not measured again)."""
+    monkeypatch.setattr("lakesieve.cli_measure._compare_figures", lambda _args: result)
+    base = ["compare", str(cmp_path), "--column", "k"]
+    assert main([*base, "--html", str(tmp_path / "a.html"), "--advise"]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith(f"recommendation: {advise(result, parse_workload(None))['reason']}\n")
+    page = parse((tmp_path / "a.html").read_text(encoding="utf-8"))
+    assert "(the default mix; no --workload was given)" in page.text["recommendation"]
+    assert main([*base, "--html", str(tmp_path / "b.html"), "--workload", "range_low=1"]) == 0
+    page = parse((tmp_path / "b.html").read_text(encoding="utf-8"))
+    assert "range_low=1.00 (given with --workload)" in page.text["recommendation"]
+    assert main([*base, "--workload", "nope=1"]) == 2
+    assert "bad workload item 'nope=1'" in capsys.readouterr().err

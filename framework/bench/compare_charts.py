@@ -53,6 +53,12 @@ def answers_all(result: dict[str, Any], index_type: str, kind: str) -> tuple[int
     return int(fig.get("answered_all", {}).get(kind, 0)), asked
 
 
+def _percent(share: float) -> str:
+    """``0.0219`` -> ``"2.2%"``, ``1.0`` -> ``"100%"``."""
+    pct = 100.0 * share
+    return f"{pct:.0f}%" if pct >= 10 else f"{pct:.2g}%"
+
+
 def _floor(result: dict[str, Any]) -> float:
     """The smallest share drawn on a log axis: half of one location."""
     return 0.5 / max(1, int(result["locations_total"]))
@@ -81,7 +87,12 @@ def tradeoff_png(result: dict[str, Any], workload: dict[str, float], pick: str |
         ax.annotate(label, (x, y), textcoords="offset points", xytext=(7, 5), fontsize=9)
     ax.axhline(1.0, color=ALL_COLOUR, linestyle="--", linewidth=0.8)
     ax.annotate(
-        "no pruning (full scan)", (0.01, 1.0), xycoords=("axes fraction", "data"), fontsize=8
+        "no pruning (full scan)",
+        (0.99, 1.0),
+        xycoords=("axes fraction", "data"),
+        ha="right",
+        va="bottom",
+        fontsize=8,
     )
     column_bytes = result.get("column_compressed_bytes")
     if column_bytes:
@@ -129,7 +140,7 @@ def kind_png(result: dict[str, Any], kind: str) -> bytes:
             )
             continue
         ax.barh(row, max(floor, share) - floor, left=floor, color=POINT_COLOUR, height=0.6)
-        note = f"{mean:g} of {total} locations ({100 * share:.2g}%)"
+        note = f"{mean:g} of {total} locations ({_percent(share)})"
         if alls:
             note += f"; {alls} of {asked} queries answered all"
         ax.text(max(floor, share) * 1.15, row, note, va="center", fontsize=8)
