@@ -169,21 +169,25 @@ def build_parser() -> argparse.ArgumentParser:
 
     cp = sub.add_parser("compare", help="build every index type on a column and compare them")
     ad = sub.add_parser("advise", help="recommend an index type for a workload mix")
+    cp.add_argument("table")
+    cp.add_argument("--column", required=True)
+    ad.add_argument("table", nargs="?", help="the table (not needed with --from-json)")
+    ad.add_argument("--column", help="the column (with --from-json: the one it was measured on)")
     for sp in (cp, ad):
-        sp.add_argument("table")
-        sp.add_argument("--column", required=True)
         sp.add_argument("--types", help="index types, comma-separated (default: all installed)")
         sp.add_argument("--queries", type=int, default=200, help="queries per kind (default 200)")
         sp.add_argument("--seed", type=int, default=42)
         sp.add_argument("--no-e2e", action="store_true", help="skip the timed end-to-end reads")
         sp.add_argument("--format")
     cp.add_argument("--json", action="store_true")
-    cp.add_argument("--html", metavar="PATH", help="write an HTML report with PNG charts here")
+    cp.add_argument("--html", metavar="PATH", help="write a self-contained HTML report here")
     cp.add_argument("--keep", action="store_true", help="keep the cmp_<column>_<type> indexes")
+    cp.add_argument("--advise", action="store_true", help="also print the recommendation")
     cp.set_defaults(func=cmd_compare)
-    ad.add_argument(
-        "--workload", help="KIND=WEIGHT,... (default point=0.6,range_0.1pct=0.3,in=0.1)"
-    )
+    for sp in (cp, ad):
+        sp.add_argument(
+            "--workload", help="KIND=WEIGHT,... (default point=0.6,range_0.1pct=0.3,in=0.1)"
+        )
     ad.add_argument("--toml", action="store_true", help="print a lakesieve.toml fragment")
     ad.add_argument("--table-name", help="label under [tables] for --toml (default: folder name)")
     ad.add_argument("--from-json", metavar="FILE", help="reuse the figures of compare --json")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
@@ -53,9 +52,16 @@ def _compare_figures(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def cmd_compare(args: argparse.Namespace) -> int:
-    """``lakesieve compare``: every index type on one column, measured on one seeded query set."""
+    """``lakesieve compare``: every index type on one column, measured on one seeded query set.
+
+    With ``--html`` the self-contained report opens with advise's answer for
+    ``--workload``; with ``--advise`` that answer is printed too (as the
+    ``advice`` key with ``--json``).
+    """
+    from lakesieve.advise import advise, parse_workload
     from lakesieve.compare import format_table
 
+    workload = parse_workload(getattr(args, "workload", None))  # checked before Spark starts
     if args.html:
         from lakesieve.bench import require_extra
 
@@ -64,30 +70,62 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if args.html:
         from lakesieve.bench.compare_report import write_html
 
-        written = write_html(result, args.html)
-        print(f"report written to {written[0]} ({len(written) - 1} charts)", file=sys.stderr)
+        stated = workload if getattr(args, "workload", None) else None  # None: say "default"
+        written = write_html(result, args.html, stated)
+        print(f"report written to {written}", file=sys.stderr)
+    advice = advise(result, workload) if getattr(args, "advise", False) else None
     if args.json:
-        print_json(result)
+        print_json({**result, "advice": advice} if advice is not None else result)
     else:
         print(format_table(result))
+        if advice is not None:
+            print(f"recommendation: {advice['reason']}")
     return 0
 
 
+def _advise_figures(args: argparse.Namespace) -> dict[str, Any]:
+    """The compare figures ``advise`` works on: read back with ``--from-json``, else measured."""
+    from lakesieve.advise import load_compare_json
+    from lakesieve.compare import parse_types
+    from lakesieve.errors import LakesieveError
+
+    if not args.from_json:
+        if not args.table or not args.column:
+            raise LakesieveError("advise needs TABLE and --column, or --from-json FILE")
+        return _compare_figures(args)
+    result = load_compare_json(args.from_json)
+    if args.column and args.column != result["column"]:
+        raise LakesieveError(
+            f"--column {args.column!r} differs from the column {result['column']!r} of {args.from_json}"
+        )
+    wanted = parse_types(args.types)
+    if wanted is not None:
+        missing = [t for t in wanted if t not in result["types"]]
+        if missing:
+            raise LakesieveError(
+                f"index type {missing[0]!r} is not in {args.from_json}; "
+                f"it has {', '.join(result['types']) or 'none'}"
+            )
+        result = {**result, "types": {t: result["types"][t] for t in wanted}}
+    return result
+
+
 def cmd_advise(args: argparse.Namespace) -> int:
-    """``lakesieve advise``: the index with the best pruning per byte for a workload mix."""
+    """``lakesieve advise``: the index with the best pruning per byte for a workload mix.
+
+    With ``--from-json`` the figures of an earlier ``lakesieve compare --json``
+    are reused: nothing is built and Spark does not start.
+    """
     import os
 
     from lakesieve.advise import advise, parse_workload, toml_fragment
 
     workload = parse_workload(args.workload)
-    if args.from_json:
-        with open(args.from_json, encoding="utf-8") as fh:
-            result = json.load(fh)
-    else:
-        result = _compare_figures(args)
+    result = _advise_figures(args)
     advice = advise(result, workload)
     if args.toml:
-        name = args.table_name or os.path.basename(os.path.normpath(args.table)) or "table"
+        where = args.table or str(result["table"])
+        name = args.table_name or os.path.basename(os.path.normpath(where)) or "table"
         print(toml_fragment(name, advice), end="")
     else:
         print(advice["reason"])

@@ -1,7 +1,8 @@
 """Compare index types on one column of one table: ``lakesieve compare``.
 
 Every requested index type is built on the same snapshot (the latest instant)
-under the name ``cmp_<column>_<type>``; the same seeded query set is then
+under the name ``cmp_<column>_<type>`` (dropped again afterwards, folders
+included, also when something fails, unless ``keep``); the same seeded query set is then
 answered by each index alone (the planner's :func:`~lakesieve.planner.evaluate`
 with only that index, timed without Spark), and the figures are reported per
 type: build seconds, size and share of the column's compressed size, lookup
@@ -22,10 +23,21 @@ from lakesieve import registry
 from lakesieve.errors import LakesieveError, UnknownPluginError
 from lakesieve.expressions import BoundColumn, bind, quote_ident, resolve_column, sql_literal
 from lakesieve.planner import LoadedIndex, evaluate
+from lakesieve.vacuum import TEMP_PREFIX
 
 RANGE_FRACTIONS = {"range_0.01pct": 0.0001, "range_0.1pct": 0.001, "range_1pct": 0.01}
 KINDS = ("point", "in", *RANGE_FRACTIONS, "range_low", "range_high")
 IN_SIZE = 10
+#: what each query kind asks, in the words of the report's glossary
+KIND_MEANINGS = {
+    "point": "an equality with one key sampled from the column: col = v",
+    "in": f"a list of {IN_SIZE} keys sampled from the column: col IN (v1, ..., v{IN_SIZE})",
+    "range_0.01pct": "a two-sided range col BETWEEN a AND b covering 0.01% of the keys",
+    "range_0.1pct": "a two-sided range col BETWEEN a AND b covering 0.1% of the keys",
+    "range_1pct": "a two-sided range col BETWEEN a AND b covering 1% of the keys",
+    "range_low": "a one-sided range col <= v, v among the lowest 1% of the sampled distinct keys",
+    "range_high": "a one-sided range col >= v, v among the highest 1% of the sampled distinct keys",
+}
 E2E_KINDS = ("point", "in", "range_0.1pct")
 
 _NUMERIC = {"tinyint", "smallint", "int", "bigint", "float", "double"}
@@ -279,12 +291,12 @@ def compare_indexes(
     names: list[str] = []
     try:
         for t in types:
-            name = f"cmp_{col.name}_{t}"
+            name = f"{TEMP_PREFIX}{col.name}_{t}"
             say(f"building {t} index {name} ...")
+            names.append(name)
             started = time.perf_counter()
             desc = table.build_index(col.name, type=t, name=name, spark=spark, as_of=inst.id)
             wall = time.perf_counter() - started
-            names.append(name)
             definition = table.index(name)
             state = definition.latest()
             loaded = LoadedIndex(definition, state, table.states.load(definition, state))
@@ -329,13 +341,33 @@ def compare_indexes(
                 }
         if e2e:
             out["end_to_end"] = _end_to_end(table, spark, qset, say)
-    finally:
-        if not keep:
-            for name in names:
-                with contextlib.suppress(LakesieveError):
-                    table.drop_index(name)
+    except BaseException:
+        remove_temporary(table, names)
+        raise
+    if not keep:
+        remove_temporary(table, names)
     out["kept_indexes"] = names if keep else []
     return out
+
+
+def remove_temporary(table: Any, names: list[str]) -> None:
+    """Drop the temporary indexes ``names`` and remove their folders under the index root.
+
+    A build that failed between writing its files and committing them leaves
+    a ``data/<name>`` folder no log entry names; once ``name`` is no longer
+    defined in the log, its whole folder is removed (never through a link,
+    never outside the index root).
+    """
+    store = table.store
+    for name in names:
+        with contextlib.suppress(LakesieveError, OSError):
+            table.drop_index(name)
+        try:
+            defined = name in store.read_log().indexes
+        except (LakesieveError, OSError):
+            continue  # a damaged log: leave the files for `index repair` / `index vacuum`
+        if not defined:
+            store.remove_tree(store.data_dir / name)
 
 
 def _end_to_end(table: Any, spark: Any, qset: _Queries, say: Any) -> list[dict[str, Any]]:

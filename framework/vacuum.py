@@ -6,7 +6,8 @@ compaction, and files no committed state names that are older than a grace
 period (a refresh still running may be about to commit them).
 
 Only plain ``data/<index>/<state id>`` folders under the index root are
-removed; see :func:`vacuum`.
+removed, and the empty ``data/cmp_*`` folders that ``lakesieve compare`` left
+behind before it cleaned up after itself; see :func:`vacuum`.
 """
 
 from __future__ import annotations
@@ -16,12 +17,16 @@ import math
 import os
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
-from lakesieve.errors import LakesieveError, OptionError
+from lakesieve.errors import IndexCorruptError, LakesieveError, OptionError
 from lakesieve.index_log import IndexDefinition, IndexState, LogSnapshot
 from lakesieve.index_state import TableIndexes
-from lakesieve.store import state_folders
+from lakesieve.store import IndexStore, state_folders
+
+#: prefix of the temporary index names ``cmp_<column>_<type>`` of ``lakesieve compare``
+TEMP_PREFIX = "cmp_"
 
 
 @dataclass
@@ -31,6 +36,7 @@ class VacuumResult:
     states_removed: list[str] = field(default_factory=list)
     orphan_folders_removed: list[str] = field(default_factory=list)
     temp_files_removed: int = 0
+    empty_folders_removed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
@@ -95,9 +101,8 @@ def vacuum(table: TableIndexes, grace_seconds: float = 3600.0) -> VacuumResult:
         store.commit_with_retry(actions)
         store.delete_state_files(removed)
         out.states_removed = [s.state_id for s in removed]
-    referenced = {
-        (d.name, s.state_id) for d in store.read_log().indexes.values() for s in d.by_id.values()
-    }
+    log_now = store.read_log()
+    referenced = {(d.name, s.state_id) for d in log_now.indexes.values() for s in d.by_id.values()}
     cutoff = time.time() - grace_seconds
     for index_name, state_id, folder in state_folders(store):
         if (index_name, state_id) in referenced:
@@ -110,6 +115,10 @@ def vacuum(table: TableIndexes, grace_seconds: float = 3600.0) -> VacuumResult:
             continue
         if newest <= cutoff and store.remove_tree(folder):
             out.orphan_folders_removed.append(f"{index_name}/{state_id}")
+    emptied = {entry.split("/", 1)[0] for entry in out.orphan_folders_removed}
+    out.empty_folders_removed = _remove_empty_compare_folders(
+        store, set(log_now.indexes), emptied, cutoff
+    )
     if store.log_dir.is_dir():
         with os.scandir(store.log_dir) as entries:
             temps = [
@@ -123,3 +132,34 @@ def vacuum(table: TableIndexes, grace_seconds: float = 3600.0) -> VacuumResult:
                     os.unlink(tmp.path)
                     out.temp_files_removed += 1
     return out
+
+
+def _remove_empty_compare_folders(
+    store: IndexStore, defined: set[str], emptied: set[str], cutoff: float
+) -> list[str]:
+    """Remove empty ``data/cmp_*`` folders of indexes the log does not define; their names.
+
+    A folder is removed only when it is empty (``rmdir`` refuses anything
+    else), is not a link, lies under the index root, and is older than
+    ``cutoff`` or was emptied by this vacuum (a build may have just made it).
+    """
+    if not store.data_dir.is_dir():
+        return []
+    with os.scandir(store.data_dir) as entries:
+        candidates = sorted(
+            e.name
+            for e in entries
+            if e.name.startswith(TEMP_PREFIX)
+            and e.name not in defined
+            and e.is_dir(follow_symlinks=False)
+        )
+    removed: list[str] = []
+    for name in candidates:
+        folder = Path(store.data_dir) / name
+        with contextlib.suppress(OSError, IndexCorruptError):
+            store.confined(folder)
+            if name not in emptied and folder.lstat().st_mtime > cutoff:
+                continue
+            os.rmdir(folder)
+            removed.append(name)
+    return removed

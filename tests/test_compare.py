@@ -99,13 +99,13 @@ def test_end_to_end_reads_agree(spark: Any, result: dict[str, Any], cmp_table: P
 
 
 def test_html_report(result: dict[str, Any], tmp_path: Path) -> None:
-    files = write_html(result, tmp_path / "r" / "report.html")
-    assert len(files) == 4 and all(f.exists() and f.stat().st_size > 0 for f in files)
-    assert [f.suffix for f in files[1:]] == [".png"] * 3
-    text = files[0].read_text()
-    for f in files[1:]:
-        assert f.name in text
-        assert f.read_bytes()[:4] == b"\x89PNG"
+    written = write_html(result, tmp_path / "r" / "report.html")
+    assert [f.name for f in (tmp_path / "r").iterdir()] == [
+        "report.html"
+    ]  # one file, charts inside
+    text = written.read_text()
+    assert text.count('src="data:image/png;base64,') == 1 + len(result["queries_per_kind"])
+    assert 'id="recommendation"' in text and "<details>" in text
 
 
 def test_advise(result: dict[str, Any]) -> None:
@@ -153,13 +153,19 @@ def test_cli_json_and_advise(
                 "--html",
                 str(html_path),
                 "--no-e2e",
+                "--advise",
+                "--workload",
+                "point=1",
             ]
         )
         == 0
     )
     out = json.loads(capsys.readouterr().out)
     assert set(out["types"]) == {"zonemap", "exact"} and set(out["types"]["exact"]) >= REQUIRED
-    assert html_path.exists() and len(list(tmp_path.glob("*.png"))) == 3
+    assert html_path.exists() and not list(tmp_path.glob("*.png"))
+    advice = out.pop("advice")
+    assert advice == advise(out, parse_workload("point=1"))
+    assert "point=1.00 (given with --workload)" in html_path.read_text()
     saved = tmp_path / "cmp.json"
     saved.write_text(json.dumps(out))
     assert (
@@ -180,6 +186,7 @@ def test_cli_json_and_advise(
     )
     frag = capsys.readouterr().out
     assert "[[tables.t.indexes]]" in frag and 'column = "s"' in frag
+    assert f"path = {json.dumps(str(cmp_table))}" in frag
     assert main(["compare", str(cmp_table), "--column", "k", "--types", "nope"]) == 2
     err = capsys.readouterr().err
     assert "unknown index type 'nope'" in err and err.count("\n") == 1

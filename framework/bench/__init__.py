@@ -18,7 +18,8 @@ query), ``native`` (each format's own pruning), ``memory`` (peak memory of
 builds and lookups), ``timeline`` (a table growing commit by commit),
 ``report`` (the markdown section and charts of the full suite), ``demo``
 (``lakesieve demo``), ``tpch`` (TPC-H lineitem and its layouts),
-``compare_report`` (the HTML report with charts of ``lakesieve compare``).
+``compare_report`` (the self-contained HTML report of ``lakesieve compare``)
+with ``compare_charts`` (its charts).
 """
 
 from __future__ import annotations
