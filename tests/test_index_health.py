@@ -10,6 +10,8 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
@@ -211,3 +213,100 @@ def test_a_large_index_is_listed_by_file_sizes_only(table_path: Path, capsys: An
     rows = {r.name: r for r in index_health(table, checksum_budget=0)[0]}
     assert rows["k_exact"].health == CORRUPT_FILE and "bytes" in rows["k_exact"].detail
     assert rows["k_sieve"].health == "ok"
+
+
+def test_build_from_a_config_rebuilds_a_broken_index(
+    spark: Any, table_path: Path, tmp_path: Path, capsys: Any
+) -> None:
+    """A declared index whose files fail is not "up-to-date": ``build --config`` rebuilds and repairs it."""
+    cfg = tmp_path / "lakesieve.toml"
+    cfg.write_text(
+        f'[tables.t]\npath = "{table_path}"\n'
+        '[[tables.t.indexes]]\ncolumn = "k"\ntype = "sieve"\n'
+        '[[tables.t.indexes]]\ncolumn = "k"\ntype = "exact"\n'
+    )
+    victim = _files_of(table_path, "k_exact", "delta")
+    _damage(victim, "flip")
+    code, out, _ = _run(["index", "build", "--config", str(cfg)], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert any(x.startswith("up-to-date index k_sieve") for x in lines)
+    exact = next(x for x in lines if "index k_exact" in x)
+    assert exact.startswith("built") and "broken" in exact and str(victim) in exact
+    assert {n: r["health"] for n, r in _list(table_path, capsys).items()} == {
+        "k_sieve": "ok",
+        "k_exact": "ok",
+    }
+    assert _run(["index", "check", str(table_path)], capsys)[0] == 0
+    _assert_prunes_exactly(spark, table_path)
+
+
+#: runs ``lakesieve`` with ``sys.argv[1:]``, then prints whether a Spark JVM was started
+_NO_SPARK_SCRIPT = """
+import json
+import sys
+
+from lakesieve.cli import main
+
+code = main(sys.argv[1:])
+started = False
+if "pyspark" in sys.modules:
+    from pyspark import SparkContext
+
+    started = SparkContext._gateway is not None
+sys.stdout.flush()
+print(json.dumps(started))
+sys.exit(code)
+"""
+
+
+def _run_fresh(*argv: str) -> tuple[int, str, bool]:
+    """Run the CLI in a fresh interpreter: exit status, stdout before the last line, whether Spark started."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _NO_SPARK_SCRIPT, *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    lines = proc.stdout.splitlines()
+    assert lines, proc.stderr
+    return proc.returncode, "\n".join(lines[:-1]), json.loads(lines[-1])
+
+
+def test_list_and_check_find_a_damaged_file_without_starting_spark(table_path: Path) -> None:
+    victim = _files_of(table_path, "k_sieve", "base")
+    _damage(victim, "flip")
+    code, out, started = _run_fresh("index", "list", str(table_path), "--json")
+    assert code == 0 and not started
+    assert {r["name"]: r["health"] for r in json.loads(out)} == {
+        "k_sieve": CORRUPT_FILE,
+        "k_exact": "ok",
+    }
+    code, out, started = _run_fresh("index", "check", str(table_path))
+    assert code == 1 and not started
+    assert str(victim) in next(x for x in out.splitlines() if x.startswith("k_sieve "))
+
+
+def test_an_index_of_another_table_is_listed_and_rebuilt_by_refresh(
+    spark: Any, source: Path, tmp_path: Path, capsys: Any
+) -> None:
+    """Index files copied next to another table: its instants are not on that table's timeline."""
+    other = tmp_path / "other"
+    write_rows(spark, other, make_rows(range(0, 300), 5), mode="bulk_insert", file_groups=3)
+    shutil.copytree(source / ".lakesieve", other / ".lakesieve")
+    rows = _list(other, capsys)
+    assert {n: r["health"] for n, r in rows.items()} == {
+        "k_sieve": "not on timeline",
+        "k_exact": "not on timeline",
+    }
+    assert "another table" in rows["k_exact"]["detail"]
+    code, out, _ = _run(["index", "refresh", str(other)], capsys)
+    assert code == 0 and "up to date" not in out
+    assert {n: r["health"] for n, r in _list(other, capsys).items()} == {
+        "k_sieve": "ok",
+        "k_exact": "ok",
+    }
+    table = lakesieve.open(other)
+    by_loc = rows_by_location(table)
+    for where in WHERE[:2]:
+        assert sorted_rows(table.read(spark, where=where)) == expected_from(spark, by_loc, where)
