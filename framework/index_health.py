@@ -51,8 +51,11 @@ BAD_LOG = "unreadable log entry"
 NEVER_BUILT = "never built"
 
 #: How many bytes of index files ``lakesieve index list`` hashes per table;
-#: larger indexes get the cheap size check only.
-LIST_CHECKSUM_BYTES = 256 * 1024 * 1024
+#: larger indexes get the cheap size check only. Hashing ran at about
+#: 180 MiB/s on one core of a loaded machine (BENCHMARKS.md, "Index health"),
+#: so the budget keeps a listing near a third of a second. SHA-256 runs at roughly
+#: 0.2-1 GB/s on one core, so this keeps a listing well under a second.
+LIST_CHECKSUM_BYTES = 64 * 1024 * 1024
 
 CHECKSUMS = "checksums"
 SIZES = "sizes only"
