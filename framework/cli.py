@@ -112,6 +112,7 @@ def build_parser() -> argparse.ArgumentParser:
     for sp in (ck, rp):
         sp.add_argument("table")
         sp.add_argument("--json", action="store_true")
+    ck.add_argument("--index", "--name", dest="index", help="check only this index")
     rp.add_argument(
         "--rebuild",
         action="store_true",

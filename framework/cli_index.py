@@ -38,10 +38,16 @@ def cmd_index(args: argparse.Namespace) -> int:
         )
         if args.json:
             print_json(desc)
-        else:
+            return 0
+        print(
+            f"built index {desc['name']} ({desc['type']} on {desc['column']}) at instant "
+            f"{desc['instant']}: {desc['size_bytes']} bytes in {time.perf_counter() - started:.1f}s"
+        )
+        repaired = desc.get("repaired") or []
+        if repaired:
             print(
-                f"built index {desc['name']} ({desc['type']} on {desc['column']}) at instant "
-                f"{desc['instant']}: {desc['size_bytes']} bytes in {time.perf_counter() - started:.1f}s"
+                f"repaired index {desc['name']}: removed {len(repaired)} broken state(s) "
+                f"(first: {repaired[0]})"
             )
         return 0
     if args.index_cmd == "list":
@@ -63,8 +69,8 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 
 def _list(table: Any, args: argparse.Namespace) -> int:
-    """``lakesieve index list``: every index with its instant, size and health."""
-    from lakesieve.repair import index_health
+    """``lakesieve index list``: every index with its instant, size (base + deltas) and health."""
+    from lakesieve.index_health import CORRUPT_FILE, OFF_TIMELINE, SIZES, index_health
 
     rows, problems = index_health(table)
     if args.json:
@@ -72,15 +78,26 @@ def _list(table: Any, args: argparse.Namespace) -> int:
     elif not rows:
         print(f"no indexes on {table.path}")
     else:
-        print(f"{'name':<28} {'type':<8} {'column':<20} {'instant':<20} {'bytes':>10}  health")
+        print(
+            f"{'name':<28} {'type':<8} {'column':<20} {'instant':<20} {'bytes':>10} "
+            f"{'deltas':>6}  health"
+        )
         for r in rows:
             print(
-                f"{r.name:<28} {r.type!s:<8} {r.column!s:<20} {r.instant!s:<20} {r.size_bytes:>10}  {r.health}"
+                f"{r.name:<28} {r.type!s:<8} {r.column!s:<20} {r.instant!s:<20} "
+                f"{r.size_bytes:>10} {r.deltas:>6}  {r.health}"
             )
-    for line in [
-        f"{r.name}: {r.detail}" for r in rows if r.detail and r.health == "corrupt data file"
-    ] + [f"{p}; run `lakesieve index repair {table.path}`" for p in problems]:
+    notes = [f"{r.name}: {r.detail}" for r in rows if r.health in (CORRUPT_FILE, OFF_TIMELINE)]
+    notes += [f"{p}; run `lakesieve index repair {table.path}`" for p in problems]
+    for line in notes:
         print(f"lakesieve: warning: {line}", file=sys.stderr)
+    unhashed = [r.name for r in rows if r.verified == SIZES]
+    if unhashed:
+        print(
+            f"lakesieve: note: checksums of {', '.join(unhashed)} not verified (only file sizes; "
+            f"`lakesieve index check {table.path}` verifies them)",
+            file=sys.stderr,
+        )
     return 0
 
 

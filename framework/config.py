@@ -31,7 +31,9 @@ file, the key path (``tables.lineitem.indexes[0].options.target_fpr``) and
 what was expected.
 
 An index is *stale* when its latest state is not at the table's latest
-instant, or when the declared options differ from the stored ones; a declared
+instant, or when the declared options differ from the stored ones; it is
+rebuilt too when its latest state fails to verify (a file missing, truncated
+or failing its checksum: the build then removes the broken states); a declared
 index whose stored definition has another type or column is refused (drop it
 first), the same rule as ``lakesieve index build``.
 """
@@ -51,6 +53,7 @@ from typing import TYPE_CHECKING, Any
 from lakesieve import registry
 from lakesieve.errors import LakesieveError, OptionError
 from lakesieve.expressions import resolve_column
+from lakesieve.index_health import broken_head
 from lakesieve.index_log import default_index_name
 from lakesieve.session import get_spark
 from lakesieve.table import open as open_table
@@ -417,6 +420,8 @@ def build_declared(
                 or current.key_type != ispec.key_type
             ):
                 reason = "options changed"
+            elif (problem := broken_head(table.store, current)) is not None:
+                reason = f"broken: {problem}"
             elif latest is not None and state.instant != latest.id:
                 reason = f"stale: index at {state.instant}, table at {latest.id}"
             plan.append((tspec, ispec, table, reason, state.instant if state else None))

@@ -30,6 +30,20 @@ from lakesieve.store import IndexStore
 from lakesieve.table_view import TableView
 
 
+def off_timeline(state: IndexState, timeline: set[str], path: str) -> str | None:
+    """Why ``state`` cannot answer for table ``path``: its instant is not among ``timeline``'s ids.
+
+    ``None`` when it is on the timeline. Queries then read without the index
+    and ``lakesieve index list`` shows it, by this one rule.
+    """
+    if state.instant in timeline:
+        return None
+    return (
+        f"index instant {state.instant} is not on the timeline of table {path} "
+        "(archived, or the index belongs to another table)"
+    )
+
+
 class TableIndexes:
     """One table's index store, with the table's view, and the states loaded from it."""
 
@@ -211,11 +225,9 @@ class TableIndexes:
             if state is None:
                 item.error = "never built"
                 continue
-            if state.instant not in timeline:
-                item.error = (
-                    f"index instant {state.instant} is not on the timeline of table {self.path} "
-                    "(archived, or the index belongs to another table)"
-                )
+            off = off_timeline(state, timeline, self.path)
+            if off is not None:
+                item.error = off
                 notes.append(f"index {definition.name!r}: {item.error}; not used")
                 warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
                 continue

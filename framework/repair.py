@@ -1,12 +1,9 @@
-"""Health, checking and repair of a table's index store.
+"""Checking and repair of a table's index store.
 
-- :func:`index_health` is what ``lakesieve index list`` shows per index:
-  ``ok``, ``stale`` (older than the table's latest instant), ``corrupt data
-  file`` (a file of its newest state is missing or fails its checksum),
-  ``unreadable log entry`` (a commit naming it, or one that names nothing
-  readable, is missing, damaged or edited) or ``never built``.
-- :func:`check_store` verifies every commit and every data file of every
-  state (``lakesieve index check``).
+- :func:`check_store` verifies every commit, and every data file of every
+  live state, base and delta (checksum and Arrow decoding), and reports per
+  index (``lakesieve index check``); it changes nothing and needs no Spark.
+  What ``lakesieve index list`` shows is :mod:`lakesieve.index_health`.
 - :func:`repair` (``lakesieve index repair``) makes a damaged store usable
   again. A damaged log is moved aside to ``_log.damaged-<time>`` inside the
   index root (kept for inspection) and replaced by one commit holding every
@@ -28,130 +25,19 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from lakesieve.errors import IndexCorruptError, LakesieveError
+from lakesieve.errors import IndexCorruptError, IndexNotFoundError, LakesieveError
 from lakesieve.index_build import build_state
+from lakesieve.index_health import FileVerifier, drop_broken_states, salvage
 from lakesieve.index_log import IndexDefinition, IndexState, LogProblem, add_state_action
+from lakesieve.model import Instant
+from lakesieve.refresh import RefreshResult
 from lakesieve.session import get_spark
 from lakesieve.store import DAMAGED_PREFIX, IndexStore, state_folders
 
 if TYPE_CHECKING:
+    from lakesieve.index_state import TableIndexes
     from lakesieve.table import Table
     from pyspark.sql import SparkSession
-
-OK = "ok"
-STALE = "stale"
-CORRUPT_FILE = "corrupt data file"
-BAD_LOG = "unreadable log entry"
-NEVER_BUILT = "never built"
-
-
-@dataclass
-class IndexHealth:
-    """One row of ``lakesieve index list``."""
-
-    name: str
-    type: str | None
-    column: str | None
-    instant: str | None
-    states: int
-    size_bytes: int
-    health: str
-    detail: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-friendly form."""
-        return asdict(self)
-
-
-def _state_problem(store: IndexStore, definition: IndexDefinition, state: IndexState) -> str | None:
-    """Why ``state`` cannot be used (its chain broken or a file failing), or ``None``."""
-    try:
-        chain = definition.chain(state)
-    except LakesieveError as exc:
-        return str(exc)
-    for link in chain:
-        for f in link.files:
-            try:
-                store.read_bytes(f)
-            except IndexCorruptError as exc:
-                return str(exc)
-    return None
-
-
-def _latest_sort_key(table: Table) -> str | None:
-    try:
-        line = table.timeline()
-    except LakesieveError:
-        return None
-    return line[-1].sort_key if line else None
-
-
-def index_health(table: Table) -> tuple[list[IndexHealth], list[LogProblem]]:
-    """The health of every index of ``table``, and the problems of its log."""
-    store = table.store
-    snap = store.read_log(strict=False)
-    indexes = _salvage(store)[0] if snap.problems else snap.indexes  # what intact commits still say
-    latest_key = _latest_sort_key(table)
-    rows: list[IndexHealth] = []
-    for definition in indexes.values():
-        head = definition.latest()
-        row = IndexHealth(
-            definition.name,
-            definition.type,
-            definition.column,
-            head.instant if head else None,
-            len(definition.states),
-            head.size_bytes if head else 0,
-            OK,
-        )
-        rows.append(row)
-        if snap.problems:  # queries use only the commits before the first bad one
-            row.health, row.detail = (
-                BAD_LOG,
-                f"{snap.problems[0]}; queries use the states committed before it",
-            )
-        elif head is None:
-            row.health = NEVER_BUILT
-        elif (problem := _state_problem(store, definition, head)) is not None:
-            row.health, row.detail = CORRUPT_FILE, problem
-        elif latest_key is not None and head.instant_sort_key < latest_key:
-            row.health, row.detail = (
-                STALE,
-                "older than the table's latest instant; `lakesieve index refresh`",
-            )
-    known = {r.name for r in rows}
-    for log_problem in snap.problems:
-        for name in log_problem.indexes:
-            if name not in known:
-                known.add(name)
-                rows.append(IndexHealth(name, None, None, None, 0, 0, BAD_LOG, str(log_problem)))
-    return rows, snap.problems
-
-
-# ------------------------------------------------------------------ check
-
-
-def _salvage(store: IndexStore) -> tuple[dict[str, IndexDefinition], str | None, list[LogProblem]]:
-    """Replay every intact commit, skipping the bad ones; the indexes, fingerprint and what was skipped."""
-    indexes: dict[str, IndexDefinition] = {}
-    fingerprint: str | None = None
-    skipped: list[LogProblem] = []
-    versions = store.versions()
-    expected = 0
-    for v in versions:
-        skipped.extend(LogProblem(m, "is missing") for m in range(expected, v))
-        expected = v + 1
-        try:
-            indexes, fingerprint = store.apply_commit(indexes, store.load_commit(v), fingerprint)
-        except IndexCorruptError as exc:
-            skipped.append(store.problem(v, exc))
-    last = versions[-1] if versions else -1
-    head = store.head_hint()
-    if head > last:
-        skipped.append(
-            LogProblem(last + 1, f"is missing (commit {head} was written; the log ends at {last})")
-        )
-    return indexes, fingerprint, skipped
 
 
 def _links_under(root: str) -> list[str]:
@@ -165,31 +51,83 @@ def _links_under(root: str) -> list[str]:
     return sorted(out)
 
 
-def check_store(table: Table) -> dict[str, Any]:
-    """Verify every commit's checksum and every state's data files; a report.
+def _check_index(verifier: FileVerifier, definition: IndexDefinition) -> dict[str, Any]:
+    """One index's line of the check report: its live states verified, and those that fail."""
+    before = (verifier.files, verifier.bytes)
+    bad = []
+    for state in definition.by_id.values():
+        problem = verifier.chain(definition, state)
+        if problem is not None:
+            bad.append(
+                {
+                    "index": definition.name,
+                    "state_id": state.state_id,
+                    "instant": state.instant,
+                    "kind": state.kind,
+                    "problem": problem,
+                }
+            )
+    return {
+        "name": definition.name,
+        "ok": not bad,
+        "states": len(definition.by_id),
+        "files": verifier.files - before[0],
+        "bytes": verifier.bytes - before[1],
+        "bad_states": bad,
+    }
 
-    The report's ``ok`` is ``False`` when a commit is missing or bad, a state
-    of the log fails, or a symbolic link sits below the index root.
-    Unreferenced state folders are listed (vacuum removes them) but are no
-    problem.
+
+def check_store(table: Table, index: str | None = None) -> dict[str, Any]:
+    """Verify every commit's checksum and every live state's data files; a report. Changes nothing.
+
+    Every file of every live state (bases and deltas) is read, hashed and
+    decoded once. The report's ``ok`` is ``False`` when a commit is missing
+    or bad, a state fails, or a symbolic link sits below the index root;
+    ``indexes`` holds one entry per index. Unreferenced state folders are
+    listed (vacuum removes them) but are no problem.
+
+    Args:
+        index: verify only this index's states (the log and links are still checked).
+
+    Raises:
+        IndexNotFoundError: no index of that name in the intact commits.
     """
     store = table.store
-    indexes, _, skipped = _salvage(store)
-    bad_states = []
-    states = 0
-    for definition in indexes.values():
-        for state in definition.by_id.values():
-            states += 1
-            problem = _state_problem(store, definition, state)
-            if problem is not None:
-                bad_states.append(
+    indexes, _, skipped = salvage(store)
+    if index is not None:
+        if index not in indexes and not any(index in p.indexes for p in skipped):
+            names = ", ".join(sorted(indexes)) or "none"
+            raise IndexNotFoundError(
+                f"table {table.path} has no index {index!r} (indexes: {names})"
+            )
+        skipped = [p for p in skipped if index in p.indexes or not p.indexes]
+    verifier = FileVerifier(store, checksum=True, decode=True)
+    per_index = [
+        _check_index(verifier, d) for d in indexes.values() if index is None or d.name == index
+    ]
+    for problem in skipped:  # an index only a bad commit mentions
+        for name in problem.indexes:
+            if (
+                name not in indexes
+                and (index is None or name == index)
+                and not any(r["name"] == name for r in per_index)
+            ):
+                per_index.append(
                     {
-                        "index": definition.name,
-                        "state_id": state.state_id,
-                        "instant": state.instant,
-                        "problem": problem,
+                        "name": name,
+                        "ok": False,
+                        "states": 0,
+                        "files": 0,
+                        "bytes": 0,
+                        "bad_states": [],
+                        "problem": str(problem),
                     }
                 )
+    for row in per_index:
+        named = [p for p in skipped if row["name"] in p.indexes]
+        if named and row["ok"]:
+            row["ok"], row["problem"] = False, str(named[0])
+    bad_states = [b for row in per_index for b in row["bad_states"]]
     links = _links_under(str(store.root)) if store.root.is_dir() else []
     referenced = {(d.name, s) for d in indexes.values() for s in d.by_id}
     try:
@@ -201,7 +139,10 @@ def check_store(table: Table) -> dict[str, Any]:
         "ok": not skipped and not bad_states and not links,
         "commits": len(store.versions()),
         "bad_commits": [{"version": p.version, "problem": p.reason} for p in skipped],
-        "states": states,
+        "states": sum(row["states"] for row in per_index),
+        "files": verifier.files,
+        "bytes": verifier.bytes,
+        "indexes": per_index,
         "bad_states": bad_states,
         "symlinks": links,
         "unreferenced_folders": unreferenced,
@@ -259,10 +200,11 @@ def _sort_good_states(
 ) -> dict[str, list[IndexState]]:
     """Per index, the states that verify (commit order); the others go to ``result``."""
     good: dict[str, list[IndexState]] = {}
+    verifier = FileVerifier(store, checksum=True, decode=True)
     for definition in indexes.values():
         kept = []
         for state in definition.by_id.values():
-            problem = _state_problem(store, definition, state)
+            problem = verifier.chain(definition, state)
             if problem is None:
                 kept.append(state)
             else:
@@ -306,7 +248,7 @@ def repair(table: Table, rebuild: bool = False, spark: SparkSession | None = Non
         indexes, fingerprint = snap.indexes, snap.table_fingerprint
     except IndexCorruptError:
         strict_ok = False
-        indexes, fingerprint, skipped = _salvage(store)
+        indexes, fingerprint, skipped = salvage(store)
         result.commits_skipped = [str(p) for p in skipped]
     good = _sort_good_states(store, indexes, result)
     lost_head = {
@@ -365,9 +307,18 @@ def _rebuild(table: Table, definition: IndexDefinition, spark: SparkSession | No
         raise LakesieveError(
             f"table {table.path} has no completed instant to rebuild index {definition.name!r} at"
         )
-    target = line[-1]
-    built = build_state(table.states, definition, target, spark or get_spark())
-    state_id, records = table.store.write_files(definition.name, built)
+    rebuild_at(table.states, definition, line[-1], spark or get_spark())
+
+
+def rebuild_at(
+    indexes: TableIndexes, definition: IndexDefinition, target: Instant, spark: SparkSession
+) -> list[str]:
+    """Build ``definition`` afresh at ``target`` (a Spark job), commit it, then drop its broken states.
+
+    Returns what :func:`~lakesieve.index_health.drop_broken_states` removed.
+    """
+    built = build_state(indexes, definition, target, spark)
+    state_id, records = indexes.store.write_files(definition.name, built)
 
     def actions(snap: Any) -> list[dict[str, Any]]:
         out = [] if definition.name in snap.indexes else [_define_action(definition)]
@@ -378,4 +329,32 @@ def _rebuild(table: Table, definition: IndexDefinition, spark: SparkSession | No
         )
         return out
 
-    table.store.commit_with_retry(actions)
+    indexes.store.commit_with_retry(actions)
+    return drop_broken_states(indexes, definition.name)
+
+
+def refresh_broken(
+    indexes: TableIndexes,
+    definition: IndexDefinition,
+    target: Instant,
+    spark: SparkSession,
+    problem: str,
+) -> RefreshResult:
+    """What ``refresh`` does to an index whose newest state fails to verify: rebuild it at ``target``.
+
+    A delta cannot be stacked on a state that does not read back, so the
+    index is built afresh (like a Hudi metadata table that cannot be synced
+    is bootstrapped again), its failing states are removed, and the result
+    says so (action ``rebuilt``, the problem in ``note``).
+    """
+    started = time.perf_counter()
+    head = definition.latest()
+    removed = rebuild_at(indexes, definition, target, spark)
+    return RefreshResult(
+        definition.name,
+        "rebuilt",
+        head.instant if head else None,
+        target.id,
+        seconds=time.perf_counter() - started,
+        note=f"was broken ({problem}); {len(removed)} broken state(s) removed",
+    )

@@ -15,26 +15,11 @@ def run_check_or_repair(
     from lakesieve.repair import check_store, repair
 
     if args.index_cmd == "check":
-        report = check_store(table)
+        report = check_store(table, getattr(args, "index", None))
         if args.json:
             print_json(report)
         else:
-            print(
-                f"checked {report['commits']} commits and {report['states']} index states under {report['root']}"
-            )
-            for c in report["bad_commits"]:
-                print(f"bad commit  {c['version']}: {c['problem']}")
-            for s in report["bad_states"]:
-                print(f"bad state   {s['index']}/{s['state_id']} @ {s['instant']}: {s['problem']}")
-            for link in report["symlinks"]:
-                print(f"symlink     {link} (lakesieve never follows it)")
-            for folder in report["unreferenced_folders"]:
-                print(f"unreferenced {folder} (`lakesieve index vacuum` removes it)")
-            print(
-                "ok"
-                if report["ok"]
-                else f"problems found; `lakesieve index repair {table.path}` fixes them"
-            )
+            _print_check(report, table.path)
         return 0 if report["ok"] else 1
     result = repair(table, rebuild=args.rebuild)  # Spark starts only for a rebuild
     if args.json:
@@ -55,3 +40,32 @@ def run_check_or_repair(
         print(f"rebuilt     index {name}")
     print(f"repaired {table.path}: {result.states_kept} index states kept", file=sys.stderr)
     return 0
+
+
+def _print_check(report: dict[str, Any], path: str) -> None:
+    """The text form of ``lakesieve index check``: one line per index, then the store's own problems."""
+    print(
+        f"checked {report['commits']} commits, {report['states']} index states and "
+        f"{report['files']} files ({report['bytes']} bytes) under {report['root']}"
+    )
+    for row in report["indexes"]:
+        what = f"{row['states']} states, {row['files']} files, {row['bytes']} bytes"
+        if row["ok"]:
+            print(f"{row['name']:<28} ok       {what}")
+            continue
+        bad = row["bad_states"]
+        first = bad[0]["problem"] if bad else row.get("problem", "")
+        more = f" (+{len(bad) - 1} more broken states)" if len(bad) > 1 else ""
+        print(f"{row['name']:<28} BROKEN   {what}: {first}{more}")
+    for c in report["bad_commits"]:
+        print(f"bad commit  {c['version']}: {c['problem']}")
+    for link in report["symlinks"]:
+        print(f"symlink     {link} (lakesieve never follows it)")
+    for folder in report["unreferenced_folders"]:
+        print(f"unreferenced {folder} (`lakesieve index vacuum` removes it)")
+    print(
+        "ok"
+        if report["ok"]
+        else f"problems found; `lakesieve index build` rebuilds a broken index, "
+        f"`lakesieve index repair {path}` fixes the log"
+    )

@@ -400,6 +400,44 @@ class IndexStore:
             raise IndexCorruptError(f"index file {path} fails its checksum")
         return data
 
+    def file_problem(
+        self, f: StoredFile, checksum: bool = True, decode: bool = False
+    ) -> str | None:
+        """Why data file ``f`` cannot be used, or ``None`` when it verifies.
+
+        With ``checksum=False`` only what ``stat`` tells is checked (the file
+        exists, is a plain file reached through no link, and has the recorded
+        size): cheap, and it catches a deleted or truncated file but not
+        flipped bytes. With ``checksum=True`` the bytes are read and hashed
+        too, and with ``decode=True`` they must also open as Arrow IPC.
+        """
+        try:
+            path = self.root / safe_data_path(f.path)
+            self.confined(path)
+            info = os.lstat(path)
+        except (ValueError, IndexCorruptError) as exc:
+            return str(exc)
+        except FileNotFoundError:
+            return f"index file {self.root / f.path} is missing"
+        except OSError as exc:
+            return f"index file {self.root / f.path} is unreadable: {exc}"
+        if not stat.S_ISREG(info.st_mode):
+            return f"index file {path} is not a plain file"
+        if info.st_size != f.size_bytes:
+            return f"index file {path} has {info.st_size} bytes, the log records {f.size_bytes}"
+        if not (checksum or decode):
+            return None
+        try:
+            data = self.read_bytes(f)
+        except IndexCorruptError as exc:
+            return str(exc)
+        if decode:
+            try:
+                ipc.open_file(pa.py_buffer(data)).read_all()
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                return f"index file {path} does not decode: {exc}"
+        return None
+
     def read_files(self, state: IndexState) -> dict[str, pa.Table]:
         """Read and verify a state's data files.
 

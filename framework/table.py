@@ -25,6 +25,7 @@ from lakesieve.contracts import TableFormat
 from lakesieve.errors import TableNotFoundError
 from lakesieve.expressions import bind, to_sql
 from lakesieve.index_build import build_index
+from lakesieve.index_health import broken_head, drop_broken_states
 from lakesieve.index_log import IndexDefinition
 from lakesieve.index_state import TableIndexes
 from lakesieve.model import Instant, Snapshot, TableRef, WriteOptions
@@ -36,6 +37,7 @@ from lakesieve.refresh import (
     compact_index,
     refresh_index,
 )
+from lakesieve.repair import refresh_broken
 from lakesieve.session import get_spark
 from lakesieve.store import DEFAULT_DIRNAME, IndexStore
 from lakesieve.table_view import TableView
@@ -178,12 +180,18 @@ class Table:
 
         Every argument is checked before Spark starts: the column must exist,
         the index type must be installed and accept the column's type and the
-        options. Returns the new state's description.
+        options. Returns the new state's description. Building over a broken
+        index repairs it: its states that fail to verify are removed after
+        the new state is committed, and listed under ``repaired``.
         """
         built = build_index(
             self.states, column, type, name, options, spark, as_of, spark_conf, progress
         )
-        return self.describe_index(built)
+        removed = drop_broken_states(self.states, built)  # a build over a broken index repairs it
+        desc = self.describe_index(built)
+        if removed:
+            desc["repaired"] = removed
+        return desc
 
     def drop_index(self, name: str) -> None:
         """Drop an index and delete its files."""
@@ -206,9 +214,11 @@ class Table:
 
         Reads only the locations changed since each index's instant and
         stores the difference as a delta, compacting when ``policy`` says so
-        (see :mod:`lakesieve.refresh`). Spark starts (with ``spark_conf``)
-        only when some index is behind the table: "up to date" costs no
-        session.
+        (see :mod:`lakesieve.refresh`). An index whose newest state fails to
+        verify (a file missing, truncated or failing its checksum) is rebuilt
+        instead, and its result says so (action ``rebuilt``). Spark starts
+        (with ``spark_conf``) only when some index is behind the table or
+        broken: "up to date" costs no session.
         """
         definitions = [self.index(name)] if name else self.indexes()  # one read of the log
         line = self.timeline()
@@ -216,13 +226,17 @@ class Table:
         if target is None or not definitions:
             return []
         heads = [d.latest() for d in definitions]
-        if spark is None and any(
-            h is not None and h.instant_sort_key < target.sort_key for h in heads
+        broken = {d.name: p for d in definitions if (p := broken_head(self.store, d)) is not None}
+        if spark is None and (
+            broken or any(h is not None and h.instant_sort_key < target.sort_key for h in heads)
         ):
             spark = get_spark(conf=spark_conf)
         policy = policy or self.refresh_policy
         return [
-            refresh_index(self.states, d.name, spark, policy, target, line) for d in definitions
+            refresh_broken(self.states, d, target, spark, broken[d.name])
+            if d.name in broken and spark is not None
+            else refresh_index(self.states, d.name, spark, policy, target, line)
+            for d in definitions
         ]
 
     def compact(
