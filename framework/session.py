@@ -130,6 +130,32 @@ def worker_python(settings: Mapping[str, str], environ: Mapping[str, str] | None
     return settings.get("spark.pyspark.python") or env.get("PYSPARK_PYTHON") or sys.executable
 
 
+PROGRESS_KEY = "spark.ui.showConsoleProgress"
+
+
+def progress_setting(
+    settings: Mapping[str, str], from_env: Mapping[str, str], terminal: bool
+) -> str:
+    """Whether Spark draws its console progress bar on stderr (``"true"``/``"false"``).
+
+    ``LAKESIEVE_SPARK_CONF`` decides when it names the setting. Otherwise a request for
+    the bar (the command line asks for one in long commands) holds only when stderr is a
+    terminal: redrawn lines would litter a log file or a test's captured output.
+    """
+    if PROGRESS_KEY in from_env:
+        return from_env[PROGRESS_KEY]
+    asked = settings.get(PROGRESS_KEY, "false")
+    return asked if terminal else "false"
+
+
+def _stderr_is_terminal() -> bool:
+    """Whether file descriptor 2, the one the driver JVM writes to, is a terminal."""
+    try:
+        return os.isatty(2)
+    except OSError:
+        return False
+
+
 def _refused(exc: Exception) -> bool:
     """Whether ``exc`` is the server refusing to change a setting of a running session."""
     condition = getattr(exc, "getCondition", None)
@@ -251,8 +277,10 @@ def get_spark(
     with _lock:
         if _session is not None:
             return _session
-        asked = {**_conf_from_env(), **(conf or {})}
+        from_env = _conf_from_env()
+        asked = {**from_env, **(conf or {})}
         settings = {**DEFAULT_CONF, **asked}
+        settings[PROGRESS_KEY] = progress_setting(settings, from_env, _stderr_is_terminal())
         # Workers must run a Python that imports pyarrow and lakesieve.
         os.environ["PYSPARK_PYTHON"] = worker_python(settings)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)

@@ -9,8 +9,10 @@ import pytest
 from lakesieve.session import (
     CONNECT_BUILDER_KEYS,
     DEFAULT_CONF,
+    PROGRESS_KEY,
     WARN_LOGGERS,
     is_connect,
+    progress_setting,
     split_settings,
     worker_python,
 )
@@ -53,6 +55,15 @@ def test_the_workers_python_prefers_the_spark_setting_then_the_environment() -> 
     assert worker_python({"spark.pyspark.python": "/srv/py"}, env) == "/srv/py"
     assert worker_python({}, env) == "/opt/env/bin/python"
     assert worker_python({}, {}) == sys.executable
+
+
+def test_the_progress_bar_is_drawn_only_on_a_terminal_unless_the_environment_says() -> None:
+    asked = {**DEFAULT_CONF, PROGRESS_KEY: "true"}  # what the long CLI commands pass
+    assert progress_setting(asked, {}, terminal=True) == "true"
+    assert progress_setting(asked, {}, terminal=False) == "false"  # a log file, a test's pipe
+    assert progress_setting(DEFAULT_CONF, {}, terminal=True) == "false"  # Python API, tests
+    assert progress_setting(asked, {PROGRESS_KEY: "false"}, terminal=True) == "false"
+    assert progress_setting(asked, {PROGRESS_KEY: "true"}, terminal=False) == "true"
 
 
 @pytest.mark.spark
