@@ -6,7 +6,9 @@ on a free port. The client runs in a child Python, since this process holds
 the suite's classic session. It must get a Connect session without one
 ``CANNOT_MODIFY_CONFIG`` warning, with lakesieve's runtime defaults set, and
 with one warning naming a setting the user asked for that the server cannot
-change. Skipped when ``java`` or the ``lakesieve[connect]`` extra is missing.
+change; then write a Hudi table, build a Sieve index and read it pruned
+through ``Table.read`` and the data source, rows equal to hudi-rs's filtered
+by Spark SQL (on the same server). Skipped when ``java`` or the ``lakesieve[connect]`` extra is missing.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+WHERE = "k = 70"  # three rows: at most three of the four file groups
 
 pytestmark = [
     pytest.mark.spark,
@@ -85,7 +88,9 @@ def connect_url(tmp_path: Path) -> Iterator[str]:
                 break
 
 
-def test_a_connect_session_is_set_up_without_config_warnings(connect_url: str) -> None:
+def test_a_connect_session_is_set_up_without_config_warnings_and_prunes(
+    connect_url: str, tmp_path: Path
+) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("LAKESIEVE_SPARK")}
     env.pop("SPARK_REMOTE", None)
     env.update(
@@ -94,7 +99,7 @@ def test_a_connect_session_is_set_up_without_config_warnings(connect_url: str) -
         PYTHONPATH=str(ROOT),
     )
     done = subprocess.run(
-        [sys.executable, "-m", "tests.test_session_connect"],
+        [sys.executable, "-m", "tests.test_session_connect", str(tmp_path / "job")],
         env=env,
         cwd=ROOT,
         capture_output=True,
@@ -116,16 +121,36 @@ def test_a_connect_session_is_set_up_without_config_warnings(connect_url: str) -
     refused = [w for w in out["warnings"] if "cannot change" in w]
     assert len(refused) == 1 and "spark.executor.memory" in refused[0], out["warnings"]
     assert "spark.driver.memory" not in refused[0] and "spark.ui" not in refused[0]
+    # lakesieve itself works through the Connect session: write, build, pruned reads
+    assert 0 < out["planned"] < out["units"], out
+    assert out["expected"], "the predicate matches no row: the comparison would prove nothing"
+    assert out["read"] == out["expected"]
+    assert out["datasource"] == out["expected"]
 
 
-def _client() -> dict[str, Any]:
-    """Start the session :func:`get_spark` makes from the environment; report what happened."""
+def _client(work: Path) -> dict[str, Any]:
+    """Start the session :func:`get_spark` makes from the environment; report what happened.
+
+    Then write a Hudi table, build a Sieve index and read through ``Table.read`` and the
+    data source, all on the Connect session.
+    """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         from lakesieve.session import get_spark
 
         spark = get_spark(conf={"spark.ui.showConsoleProgress": "true"})
         count = spark.range(5).count()
+    import lakesieve
+
+    from tests.tables import expected_rows, make_rows, sorted_rows, write_rows
+
+    path = work / "events"
+    write_rows(
+        spark, path, make_rows(range(300), 3), mode="bulk_insert", file_groups=4, partition_by=()
+    )
+    table = lakesieve.open(path)
+    table.build_index("k", type="sieve", spark=spark)
+    frame = spark.read.format("lakesieve").load(str(path)).where(WHERE)
     keys = (
         "spark.sql.session.timeZone",
         "spark.sql.python.filterPushdown.enabled",
@@ -136,8 +161,13 @@ def _client() -> dict[str, Any]:
         "count": count,
         "warnings": [str(w.message) for w in caught],
         "conf": {k: spark.conf.get(k) for k in keys},
+        "units": len(table.snapshot().units),
+        "planned": len(table.plan(WHERE).units),
+        "expected": [list(map(str, r)) for r in expected_rows(spark, path, WHERE)],
+        "read": [list(map(str, r)) for r in sorted_rows(table.read(spark, where=WHERE))],
+        "datasource": [list(map(str, r)) for r in sorted_rows(frame)],
     }
 
 
 if __name__ == "__main__":
-    print(json.dumps(_client()))
+    print(json.dumps(_client(Path(sys.argv[1]))))
