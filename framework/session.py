@@ -181,12 +181,19 @@ def apply_runtime_settings(spark: SparkSession, settings: Mapping[str, str]) -> 
 
 
 def keep_useful_warnings(spark: SparkSession) -> None:
-    """Log at ``ERROR``, except the loggers of :data:`WARN_LOGGERS`, kept at ``WARN``."""
+    """Log at ``ERROR``, except the loggers of :data:`WARN_LOGGERS`, kept at ``WARN``.
+
+    Where per-logger levels cannot be set (a logging back end other than Spark's
+    log4j 2), everything stays at ``WARN``: noisier, but nothing useful is hidden.
+    """
     context = spark.sparkContext
     context.setLogLevel("ERROR")
-    log4j = context._jvm.org.apache.logging.log4j  # type: ignore[union-attr]
-    for name in WARN_LOGGERS:
-        log4j.core.config.Configurator.setLevel(name, log4j.Level.WARN)
+    try:
+        log4j = context._jvm.org.apache.logging.log4j  # type: ignore[union-attr]
+        for name in WARN_LOGGERS:
+            log4j.core.config.Configurator.setLevel(name, log4j.Level.WARN)
+    except Exception:
+        context.setLogLevel("WARN")
 
 
 def _conf_from_env() -> dict[str, str]:
