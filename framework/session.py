@@ -5,6 +5,21 @@ master (``spark://host:7077``, ``yarn``...), ``LAKESIEVE_SPARK_REMOTE`` a Spark
 Connect server, and ``LAKESIEVE_SPARK_CONF`` adds ``key=value`` settings
 separated by commas. The same code runs on a laptop and on a cluster.
 
+**Logging.** A classic session logs at ``ERROR`` so that Spark's routine
+warnings do not bury lakesieve's output, except for the loggers in
+:data:`WARN_LOGGERS`, which stay at ``WARN``: among them the task scheduler's
+"Initial job has not accepted any resources", the only sign that a job is
+waiting for cores a cluster does not have.
+
+**Spark Connect.** A Connect session (``LAKESIEVE_SPARK_REMOTE``,
+``SPARK_REMOTE``, ``spark.remote`` or ``spark.api.mode=connect``) runs on a
+server that was configured when it started: settings such as
+``spark.driver.memory`` cannot change afterwards, and pyspark warns
+``CANNOT_MODIFY_CONFIG`` for each one it is handed. :func:`get_spark` hands
+the builder only what selects the server and sets the rest one by one once
+the session exists; lakesieve's own defaults that the server refuses are
+dropped quietly, settings the user asked for are named in one warning.
+
 **The JVM dies with its Python parent.** pyspark starts the driver JVM as a
 child process that exits when its stdin closes, but that exit runs Spark's
 shutdown hooks and can outlive a killed parent by seconds. On Linux, when the
@@ -30,6 +45,7 @@ import os
 import signal
 import sys
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +68,132 @@ DEFAULT_CONF: dict[str, str] = {
     # lets spark.read.format("lakesieve") see the query's filters (pyspark >= 4.1)
     "spark.sql.python.filterPushdown.enabled": "true",
 }
+
+
+#: Spark loggers kept at ``WARN`` while the rest log at ``ERROR``: the task scheduler
+#: ("Initial job has not accepted any resources", lost executors) and the standalone
+#: client ("Failed to connect to master"). Without them a job on a cluster with no free
+#: core waits forever without a word.
+WARN_LOGGERS: tuple[str, ...] = (
+    "org.apache.spark.scheduler.TaskSchedulerImpl",
+    "org.apache.spark.deploy.client",
+)
+
+#: A display choice (the command line asks for a progress bar): on a Connect server it is
+#: the server's console that would show it, so a refusal is not worth a warning.
+_DISPLAY = frozenset({"spark.ui.showConsoleProgress"})
+
+#: Settings a Spark Connect builder needs before the session exists: they pick the server.
+CONNECT_BUILDER_KEYS = frozenset({"spark.remote", "spark.api.mode"})
+
+
+def is_connect(
+    remote: str | None, settings: Mapping[str, str], environ: Mapping[str, str] | None = None
+) -> bool:
+    """Whether the session for these settings is a Spark Connect session.
+
+    True for a remote URL (``LAKESIEVE_SPARK_REMOTE``), ``spark.remote`` among the settings,
+    ``SPARK_REMOTE`` in the environment, or ``spark.api.mode=connect`` (setting or
+    ``SPARK_API_MODE``): the same signs pyspark's builder follows.
+    """
+    env = os.environ if environ is None else environ
+    if remote or settings.get("spark.remote") or env.get("SPARK_REMOTE"):
+        return True
+    mode = settings.get("spark.api.mode", env.get("SPARK_API_MODE", ""))
+    return mode.strip().lower() == "connect"
+
+
+def split_settings(
+    settings: Mapping[str, str], connect: bool
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Split settings into those for the builder and those set once the session exists.
+
+    A classic session takes every setting at builder time. A Connect session takes only
+    :data:`CONNECT_BUILDER_KEYS` there: pyspark's Connect builder would try to set every
+    other one on the running server, twice, warning for each the server refuses.
+    """
+    if not connect:
+        return dict(settings), {}
+    builder = {k: v for k, v in settings.items() if k in CONNECT_BUILDER_KEYS}
+    later = {k: v for k, v in settings.items() if k not in CONNECT_BUILDER_KEYS}
+    return builder, later
+
+
+def worker_python(settings: Mapping[str, str], environ: Mapping[str, str] | None = None) -> str:
+    """The interpreter Spark's Python workers run: what ``PYSPARK_PYTHON`` is set to.
+
+    ``spark.pyspark.python`` among the settings wins (pyspark itself reads only the
+    environment variable unless the program runs under ``spark-submit``), then
+    ``PYSPARK_PYTHON``, then this interpreter.
+    """
+    env = os.environ if environ is None else environ
+    return settings.get("spark.pyspark.python") or env.get("PYSPARK_PYTHON") or sys.executable
+
+
+PROGRESS_KEY = "spark.ui.showConsoleProgress"
+
+
+def progress_setting(
+    settings: Mapping[str, str], from_env: Mapping[str, str], terminal: bool
+) -> str:
+    """Whether Spark draws its console progress bar on stderr (``"true"``/``"false"``).
+
+    ``LAKESIEVE_SPARK_CONF`` decides when it names the setting. Otherwise a request for
+    the bar (the command line asks for one in long commands) holds only when stderr is a
+    terminal: redrawn lines would litter a log file or a test's captured output.
+    """
+    if PROGRESS_KEY in from_env:
+        return from_env[PROGRESS_KEY]
+    asked = settings.get(PROGRESS_KEY, "false")
+    return asked if terminal else "false"
+
+
+def _stderr_is_terminal() -> bool:
+    """Whether file descriptor 2, the one the driver JVM writes to, is a terminal."""
+    try:
+        return os.isatty(2)
+    except OSError:
+        return False
+
+
+def _refused(exc: Exception) -> bool:
+    """Whether ``exc`` is the server refusing to change a setting of a running session."""
+    condition = getattr(exc, "getCondition", None)
+    name = condition() if callable(condition) else None
+    return name == "CANNOT_MODIFY_CONFIG" or "CANNOT_MODIFY_CONFIG" in str(exc)
+
+
+def apply_runtime_settings(spark: SparkSession, settings: Mapping[str, str]) -> list[str]:
+    """Set ``settings`` on a running session one by one; return the keys it refused.
+
+    A key is refused when the session cannot change it any more (a static or core
+    setting on a Spark Connect server); any other failure is raised.
+    """
+    refused: list[str] = []
+    for key, value in settings.items():
+        try:
+            spark.conf.set(key, value)
+        except Exception as exc:
+            if not _refused(exc):
+                raise
+            refused.append(key)
+    return refused
+
+
+def keep_useful_warnings(spark: SparkSession) -> None:
+    """Log at ``ERROR``, except the loggers of :data:`WARN_LOGGERS`, kept at ``WARN``.
+
+    Where per-logger levels cannot be set (a logging back end other than Spark's
+    log4j 2), everything stays at ``WARN``: noisier, but nothing useful is hidden.
+    """
+    context = spark.sparkContext
+    context.setLogLevel("ERROR")
+    try:
+        log4j = context._jvm.org.apache.logging.log4j  # type: ignore[union-attr]
+        for name in WARN_LOGGERS:
+            log4j.core.config.Configurator.setLevel(name, log4j.Level.WARN)
+    except Exception:
+        context.setLogLevel("WARN")
 
 
 def _conf_from_env() -> dict[str, str]:
@@ -142,27 +284,43 @@ def get_spark(
     with _lock:
         if _session is not None:
             return _session
-        # Workers must run this interpreter, or they cannot import pyarrow/lakesieve.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        from_env = _conf_from_env()
+        asked = {**from_env, **(conf or {})}
+        settings = {**DEFAULT_CONF, **asked}
+        settings[PROGRESS_KEY] = progress_setting(settings, from_env, _stderr_is_terminal())
+        # Workers must run a Python that imports pyarrow and lakesieve.
+        os.environ["PYSPARK_PYTHON"] = worker_python(settings)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
         from pyspark.sql import SparkSession
 
         builder = SparkSession.builder.appName(app_name)
         remote = os.environ.get("LAKESIEVE_SPARK_REMOTE")
+        connect = is_connect(remote, settings)
         if remote:
             builder = builder.remote(remote)
-        else:
+        elif not connect:
             builder = builder.master(
                 master or os.environ.get("LAKESIEVE_SPARK_MASTER") or "local[*]"
             )
-        settings = dict(DEFAULT_CONF)
-        settings.update(_conf_from_env())
-        settings.update(conf or {})
-        for key, value in settings.items():
+        at_start, later = split_settings(settings, connect)
+        for key, value in at_start.items():
             builder = builder.config(key, value)
         with _jvm_dies_with_parent():
             spark = builder.getOrCreate()
-        spark.sparkContext.setLogLevel("ERROR") if not remote else None
+        if connect:
+            refused = [
+                k for k in apply_runtime_settings(spark, later) if k in asked and k not in _DISPLAY
+            ]
+            if refused:
+                warnings.warn(
+                    "the Spark Connect server cannot change "
+                    + ", ".join(refused)
+                    + " at run time; set them when the server starts (--conf)",
+                    UserWarning,
+                    stacklevel=2,
+                )
+        else:
+            keep_useful_warnings(spark)
         for hook in list(_start_hooks):
             hook(spark)
         _session = spark
