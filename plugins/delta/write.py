@@ -225,8 +225,9 @@ def write_table(
         part_cols = schema.partition_columns(dt)
         if options.partition_by and list(options.partition_by) != part_cols:
             raise WriteError(
-                f"cannot write Delta table {table.path}: partition columns {list(options.partition_by)} (--partition-by) "
-                f"differs from the table's partition columns {part_cols}"
+                f"cannot write Delta table {table.path}: partition columns "
+                f"{list(options.partition_by)} (--partition-by) "
+                f"differ from the table's partition columns {part_cols}"
             )
         frame = conform_frame(df, schema.spark_schema(dt), table.path)
         if mode in ("append", "overwrite"):
