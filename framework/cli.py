@@ -2,7 +2,11 @@
 
 Bad input (unknown table, column, index type, option, malformed predicate)
 prints one line ``lakesieve: error: ...`` and exits with status 2, without a
-traceback and without touching the table or its indexes.
+traceback and without touching the table or its indexes. Names are checked
+before Spark starts (:mod:`lakesieve.cli_preflight`), so such a command fails
+in the time it takes to read table metadata. Errors name command-line flags,
+never the Python API's argument names. Results go to stdout; step lines and
+Spark's progress bar go to stderr.
 
 This module holds the argument parser and :func:`main`; the commands live in
 :mod:`lakesieve.cli_table` (``write``, ``explain``, ``query``),
@@ -18,7 +22,8 @@ import warnings
 from collections.abc import Sequence
 
 from lakesieve.cli_index import cmd_index
-from lakesieve.cli_measure import cmd_advise, cmd_bench, cmd_compare, cmd_demo
+from lakesieve.cli_measure import cmd_advise, cmd_bench, cmd_compare
+from lakesieve.cli_support import cli_wording, installed_version
 from lakesieve.cli_table import cmd_explain, cmd_query, cmd_write
 from lakesieve.errors import LakesieveError
 
@@ -28,11 +33,19 @@ EXIT_USAGE = 2
 # ---------------------------------------------------------------- parser
 
 
+def _cmd_demo(args: argparse.Namespace) -> int:
+    """``lakesieve demo`` (the ``bench`` extra; imported only when run)."""
+    from lakesieve.bench.demo import demo_command
+
+    return demo_command(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``lakesieve`` command."""
     p = argparse.ArgumentParser(
         prog="lakesieve", description="Data-skipping indexes for Hudi, Iceberg and Delta tables."
     )
+    p.add_argument("--version", action="version", version=f"lakesieve {installed_version()}")
     sub = p.add_subparsers(dest="command", required=True)
 
     w = sub.add_parser("write", help="write Parquet data to a table as one commit")
@@ -50,6 +63,7 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--precombine")
     w.add_argument("--table-name")
     w.add_argument("--write-option", action="append", metavar="K=V", help="format-specific option")
+    w.add_argument("--json", action="store_true", help="print the commit as JSON")
     w.set_defaults(func=cmd_write)
 
     i = sub.add_parser(
@@ -158,8 +172,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     dm = sub.add_parser("demo", help="build a TPC-H Hudi table, index it and run queries")
     dm.add_argument("--scale", type=float, default=0.1, help="TPC-H scale factor (default 0.1)")
-    dm.add_argument("--workdir", help="where to put the data (default: a temporary folder)")
-    dm.set_defaults(func=cmd_demo)
+    dm.add_argument(
+        "--workdir", help="where to put the data, kept afterwards (default: a temporary folder)"
+    )
+    dm.add_argument(
+        "--keep", action="store_true", help="keep the temporary folder (it is removed by default)"
+    )
+    dm.set_defaults(func=_cmd_demo)
 
     # the options of ``bench`` live with the suites (lakesieve.bench.runner, the
     # ``bench`` extra): its arguments are passed on and parsed by cmd_bench
@@ -206,8 +225,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
         from lakesieve.cli_checks import validate_args
+        from lakesieve.cli_preflight import preflight
 
         validate_args(args)  # every value, before a table is opened or Spark starts
+        preflight(args)  # every name (table, format, column, index, predicate); still no Spark
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             code = int(args.func(args) or 0)
@@ -216,6 +237,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return code
     except LakesieveError as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        message = cli_wording(message)
         print(f"lakesieve: error: {message}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:

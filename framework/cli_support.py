@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
+import sys
+import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,3 +36,72 @@ def parse_kv(items: Sequence[str] | None) -> dict[str, str]:
 def print_json(obj: Any) -> None:
     """Print ``obj`` as indented JSON with sorted keys."""
     print(json.dumps(obj, indent=2, sort_keys=True, default=str))
+
+
+def installed_version() -> str:
+    """The version of the installed ``lakesieve`` distribution (``unknown`` when not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("lakesieve")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+#: Python API names of write options -> the ``lakesieve write`` flag that sets them
+_WRITE_FLAGS = {
+    "record_key": "--record-key",
+    "partition_by": "--partition-by",
+    "table_type": "--table-type",
+    "precombine": "--precombine",
+    "table_name": "--table-name",
+    "mode": "--mode",
+}
+_API_OPTION = re.compile(r"\b(?:WriteOptions\.|option )(" + "|".join(_WRITE_FLAGS) + r")\b")
+_MAX_BYTES = re.compile(r"\bmax_bytes=(\d+)")
+
+
+def cli_wording(message: str) -> str:
+    """An error message with Python API argument names replaced by the CLI flags that set them.
+
+    ``WriteOptions.record_key`` and ``option record_key`` become ``--record-key``,
+    ``max_bytes=N`` becomes ``--max-mb`` (in MiB) and ``(Table.read)`` becomes
+    ``(--engine spark)``.
+    """
+    out = _API_OPTION.sub(lambda m: _WRITE_FLAGS[m.group(1)], message)
+    out = _MAX_BYTES.sub(lambda m: f"--max-mb {int(m.group(1)) / 2**20:g}", out)
+    return out.replace("(Table.read)", "(--engine spark)")
+
+
+class Steps:
+    """Short step lines on stderr for a long command: what starts, and how long it took.
+
+    stdout is left to the command's result, so ``--json`` output stays parseable.
+    """
+
+    def __init__(self) -> None:
+        self.started = time.perf_counter()
+
+    def say(self, message: str) -> None:
+        """Print one step line on stderr, at once."""
+        print(message, file=sys.stderr, flush=True)
+
+    def elapsed(self) -> float:
+        """Seconds since the command started."""
+        return time.perf_counter() - self.started
+
+    def spark(self, conf: dict[str, str] | None = None) -> tuple[Any, float]:
+        """Start (or reuse) the Spark session; returns it and the seconds a start took (0 on reuse)."""
+        from lakesieve.session import get_spark
+
+        if "pyspark" in sys.modules:
+            from pyspark.sql import SparkSession
+
+            if SparkSession.getActiveSession() is not None:
+                return get_spark(conf=conf), 0.0
+        t0 = time.perf_counter()
+        self.say("starting Spark ...")
+        spark = get_spark(conf=conf)
+        took = time.perf_counter() - t0
+        self.say(f"Spark ready in {took:.1f} s")
+        return spark, took

@@ -9,20 +9,20 @@ import sys
 import time
 from typing import Any
 
-from lakesieve.cli_support import PROGRESS, parse_csv, parse_kv, print_json
-from lakesieve.errors import LakesieveError, OptionError
+from lakesieve.cli_support import PROGRESS, Steps, parse_csv, parse_kv, print_json
+from lakesieve.errors import OptionError
 
 
 def cmd_write(args: argparse.Namespace) -> int:
-    """``lakesieve write``: one commit from Parquet files."""
-    import os
+    """``lakesieve write``: one commit from Parquet files.
 
+    The arguments were checked before this runs (:mod:`lakesieve.cli_preflight`);
+    step lines go to stderr, the commit (one line, or JSON with ``--json``) to stdout.
+    """
+    from lakesieve.cli_preflight import source_rows
     from lakesieve.model import WriteOptions
-    from lakesieve.session import get_spark
     from lakesieve.table import write
 
-    if not os.path.exists(args.source):
-        raise LakesieveError(f"--from {args.source!r} does not exist")
     if args.file_groups is not None and args.file_groups < 1:
         raise OptionError(f"--file-groups must be at least 1, got {args.file_groups}")
     options = WriteOptions(
@@ -36,13 +36,35 @@ def cmd_write(args: argparse.Namespace) -> int:
         table_name=args.table_name,
         extra=parse_kv(args.write_option),
     )
-    spark = get_spark(conf=PROGRESS)
+    steps = Steps()
+    spark, spark_s = steps.spark(PROGRESS)
     df = spark.read.parquet(args.source)
+    rows = source_rows(args.source)
+    what = f"{rows:,} rows" if rows is not None else "the rows"
+    steps.say(f"writing {what} from {args.source} to {args.table} ({args.mode}) ...")
     started = time.perf_counter()
     inst = write(args.table, df, format=args.format, options=options, spark=spark)
-    print(
-        f"wrote commit {inst.id} ({inst.action}) to {args.table} in {time.perf_counter() - started:.1f}s"
+    write_s = time.perf_counter() - started
+    steps.say(
+        f"done in {steps.elapsed():.1f} s (Spark start-up {spark_s:.1f} s, write {write_s:.1f} s)"
     )
+    if args.json:
+        print_json(
+            {
+                "table": os.path.abspath(args.table),
+                "instant": inst.id,
+                "action": inst.action,
+                "mode": args.mode,
+                "source_rows": rows,
+                "write_seconds": round(write_s, 3),
+                "spark_start_seconds": round(spark_s, 3),
+            }
+        )
+    else:
+        print(
+            f"wrote commit {inst.id} ({inst.action}) to {args.table} in {write_s:.1f} s "
+            f"(the write itself; Spark start-up {spark_s:.1f} s not included)"
+        )
     return 0
 
 
@@ -111,18 +133,26 @@ def cmd_query(args: argparse.Namespace) -> int:
     from lakesieve.table import open as open_table
 
     table = open_table(args.table, format=args.format)
-    spark = None
-    if args.refresh:
-        from lakesieve.session import get_spark
-
-        spark = get_spark()
-        for r in table.refresh(spark=spark):
+    spark: Any = None
+    if args.refresh:  # starts Spark only when an index is behind the table
+        print(f"refreshing the indexes of {table.path} ...", file=sys.stderr, flush=True)
+        for r in table.refresh(spark_conf=PROGRESS):
             print(
                 f"index {r.index}: {r.action} ({r.from_instant} -> {r.to_instant})", file=sys.stderr
             )
     plan = table.plan(args.where, as_of=args.as_of)
     max_bytes = int(args.max_mb * 1024 * 1024) if args.max_mb is not None else None
-    engine = _query_engine(args.engine, sum(u.size_bytes for u in plan.units), max_bytes)
+    selected = sum(u.size_bytes for u in plan.units)
+    engine = _query_engine(args.engine, selected, max_bytes)
+    if engine == "arrow" and max_bytes is not None and selected > max_bytes:
+        raise OptionError(
+            f"--engine arrow: the query selects {plan.locations_selected} locations "
+            f"({selected / 2**20:.1f} MiB), more than --max-mb {args.max_mb:g}; "
+            "raise --max-mb or use --engine spark"
+        )
+    spark_s = None
+    if engine != "arrow":
+        spark, spark_s = Steps().spark(PROGRESS)
     started = time.perf_counter()
     if engine == "arrow":
         import pyarrow.parquet as pq
@@ -138,10 +168,6 @@ def cmd_query(args: argparse.Namespace) -> int:
             for row in tbl.slice(0, args.limit).to_pylist():
                 print(json.dumps(row, default=str, sort_keys=False))
     else:
-        if spark is None:
-            from lakesieve.session import get_spark
-
-            spark = get_spark()
         df = table.read_plan(plan, spark)
         if args.output:
             df.write.mode("overwrite").parquet(args.output)
@@ -152,9 +178,11 @@ def cmd_query(args: argparse.Namespace) -> int:
             for row in rows_out:
                 print(json.dumps(row.asDict(), default=str, sort_keys=False))
     how = f"auto: {engine}" if args.engine == "auto" else engine
+    spark_note = "" if not spark_s else f"; Spark start-up {spark_s:.1f} s not included"
     print(
-        f"read {plan.locations_selected} of {plan.locations_total} locations in "
-        f"{time.perf_counter() - started:.2f}s ({how})",
+        f"planned in {plan.plan_ms:.0f} ms; read {plan.locations_selected} of "
+        f"{plan.locations_total} locations in {time.perf_counter() - started:.2f} s "
+        f"({how}){spark_note}",
         file=sys.stderr,
     )
     return 0

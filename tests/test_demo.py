@@ -24,8 +24,15 @@ def test_demo_runs_and_pruned_reads_match(
     spark: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert run_demo(scale=0.01, workdir=str(tmp_path)) == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out
     assert "pruned reads equal full scans: yes" in out
+    # it says what Sieve is first, explains its columns after, and where its data is (kept)
+    assert out.startswith("Sieve is a data-skipping index")
+    assert "What the columns mean:" in out and "fixed costs" in out
+    assert f"data: {tmp_path} (" in out and "kept; remove it with: rm -rf" in out
+    # step lines go to stderr, not among the results
+    assert "[2/4] writing" in captured.err and "[2/4]" not in out
     point_lines = [line for line in out.splitlines() if line.strip().startswith("point")]
     assert point_lines and all(line.split()[1] == "1/64" for line in point_lines)
     query = re.compile(

@@ -26,6 +26,10 @@ from lakesieve.plugins.delta.errors import DeltaFeatureError
 
 STORAGE_PREFIX = "storage."
 
+#: table property (``configuration`` of the table's metaData) holding the record
+#: key columns, comma-separated, so that later writes need not repeat them
+RECORD_KEY_PROPERTY = "lakesieve.recordKey"
+
 #: Reader features whose effect lakesieve honours.
 SUPPORTED_READER_FEATURES = frozenset(
     {
@@ -146,3 +150,9 @@ def column_mapping_mode(dt: DeltaTable) -> str:
 def has_deletion_vectors_feature(dt: DeltaTable) -> bool:
     """Whether the table's protocol allows deletion vectors (only then are they looked up)."""
     return "deletionVectors" in set(dt.protocol().reader_features or ())
+
+
+def stored_record_key(dt: DeltaTable) -> tuple[str, ...]:
+    """The record key columns kept in the table property ``lakesieve.recordKey`` (may be empty)."""
+    raw = dt.metadata().configuration.get(RECORD_KEY_PROPERTY) or ""
+    return tuple(c.strip() for c in raw.split(",") if c.strip())

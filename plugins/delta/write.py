@@ -17,6 +17,12 @@ group is written as exactly one file. ``WriteOptions.extra`` keys starting
 with ``delta.`` become table properties when the table is created
 (``delta.enableDeletionVectors``, ``delta.appendOnly``...).
 
+The record key is remembered: a table created with one keeps it in the table
+property ``lakesieve.recordKey`` (delta-rs accepts a property it does not
+know only on an empty table, so such a table is created empty as version 0
+and the rows are version 1). Later upserts and deletes use it when no key is
+given and refuse a different one.
+
 Limits: the frame must have exactly the table's columns (no schema
 evolution); tables with column mapping are not written; files that carry a deletion vector cannot be rewritten (delta-rs
 cannot name the vector in a remove action), so a delete or upsert touching
@@ -26,6 +32,7 @@ one is refused before anything is written.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from deltalake import DeltaTable
@@ -83,20 +90,63 @@ def _create(
             f"cannot create Delta table {table.path}: partition column(s) {', '.join(unknown)} "
             "are not in the frame"
         )
+    missing = [c for c in options.record_key if c not in df.columns]
+    if missing:
+        raise WriteError(
+            f"cannot create Delta table {table.path}: record key column(s) {', '.join(missing)} "
+            "(--record-key) are not in the frame"
+        )
     arrow = plain_schema(to_arrow_schema(df.schema, timezone="UTC"))
     files = write_files(df, _layout(table.path, arrow, part_cols), bucket)
     now = int(time.time() * 1000)
     config = {k: str(v) for k, v in options.extra.items() if k.startswith(CONFIG_PREFIX)}
-    create_table_with_add_actions(
+    adds = [_add_action(f, part_cols, now) for f in files]
+    store = tables.storage_options(table.options)
+    if not options.record_key:
+        create_table_with_add_actions(
+            table.path,
+            DeltaSchema.from_arrow(arrow),
+            adds,
+            mode="error",
+            partition_by=part_cols or None,
+            name=options.table_name,
+            configuration=config or None,
+            storage_options=store,
+        )
+        return
+    # delta-rs takes a property it does not know only when a table is created
+    # empty: the table (version 0) keeps the record key, the data is version 1
+    config[tables.RECORD_KEY_PROPERTY] = ",".join(options.record_key)
+    created = DeltaTable.create(
         table.path,
         DeltaSchema.from_arrow(arrow),
-        [_add_action(f, part_cols, now) for f in files],
         mode="error",
         partition_by=part_cols or None,
         name=options.table_name,
-        configuration=config or None,
-        storage_options=tables.storage_options(table.options),
+        configuration=config,
+        storage_options=store,
+        raise_if_key_not_exists=False,
     )
+    created.create_write_transaction(
+        list(adds), "append", created.schema(), partition_by=part_cols or None
+    )
+
+
+def _record_key(options: WriteOptions, dt: DeltaTable | None, path: str) -> tuple[str, ...]:
+    """The record key of this write: the one given, else the one the table keeps.
+
+    Raises:
+        WriteError: the key given differs from the one the table keeps.
+    """
+    given = tuple(options.record_key)
+    stored = tables.stored_record_key(dt) if dt is not None else ()
+    if given and stored and given != stored:
+        raise WriteError(
+            f"cannot write Delta table {path}: record key {','.join(given)} (--record-key) "
+            f"differs from the table's record key {','.join(stored)} "
+            f"(table property {tables.RECORD_KEY_PROPERTY})"
+        )
+    return given or stored
 
 
 def _rewrite(
@@ -151,15 +201,22 @@ def write_table(
     """
     mode = normalise_mode(options.mode, table.path, "Delta")
     bucket = bucket_of(options, df, table.path)
-    if mode in ("delete", "upsert"):
-        check_keys(df, options.record_key, table.path)
     opts = tables.storage_options(table.options)
-    if not DeltaTable.is_deltatable(table.path, storage_options=opts):
+    exists = DeltaTable.is_deltatable(table.path, storage_options=opts)
+    dt = DeltaTable(table.path, storage_options=opts) if exists else None
+    options = replace(options, record_key=_record_key(options, dt, table.path))
+    if mode in ("delete", "upsert"):
+        if not options.record_key:
+            raise WriteError(
+                f"cannot {mode} Delta table {table.path}: no record key given (--record-key) "
+                f"and the table keeps none (table property {tables.RECORD_KEY_PROPERTY})"
+            )
+        check_keys(df, options.record_key, table.path)
+    if dt is None:
         if mode == "delete":
             raise WriteError(f"cannot delete from {table.path}: there is no Delta table there")
         _create(table, df, options, bucket)
     else:
-        dt = DeltaTable(table.path, storage_options=opts)
         if tables.column_mapping_mode(dt) != "none":
             raise WriteError(
                 f"cannot write Delta table {table.path}: it uses column mapping "
@@ -168,8 +225,9 @@ def write_table(
         part_cols = schema.partition_columns(dt)
         if options.partition_by and list(options.partition_by) != part_cols:
             raise WriteError(
-                f"cannot write Delta table {table.path}: partition_by {list(options.partition_by)} "
-                f"differs from the table's partition columns {part_cols}"
+                f"cannot write Delta table {table.path}: partition columns "
+                f"{list(options.partition_by)} (--partition-by) "
+                f"differ from the table's partition columns {part_cols}"
             )
         frame = conform_frame(df, schema.spark_schema(dt), table.path)
         if mode in ("append", "overwrite"):

@@ -8,14 +8,16 @@ producer built on pyiceberg's fast append: the new data files go in a data
 manifest as usual, the delete files in a manifest of content ``deletes``
 (one per partition spec), and every manifest of the parent snapshot is kept.
 The snapshot's operation is ``delete`` without new data, ``overwrite`` with.
-Delete files need format version 2 or later.
+Delete files need format version 2 or later. Each commit can set table
+properties in the same metadata update (the writer records the record key
+that way, without an extra snapshot).
 """
 
 from __future__ import annotations
 
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pyiceberg.manifest import (
@@ -103,26 +105,49 @@ class _RowDelta(_FastAppendFiles):
             self._added_data_files = data
 
 
-def append(table: Table, data_files: Sequence[DataFile]) -> None:
-    """Commit ``data_files`` as one ``append`` snapshot."""
-    with table.transaction() as tx, tx.update_snapshot().fast_append() as producer:
-        for data_file in data_files:
-            producer.append_data_file(data_file)
+def _set(tx: Transaction, properties: Mapping[str, str] | None) -> None:
+    """Table properties changed in the same metadata commit as the snapshot."""
+    if properties:
+        tx.set_properties(dict(properties))
 
 
-def replace(table: Table, removed: Sequence[DataFile], added: Sequence[DataFile]) -> None:
+def append(
+    table: Table, data_files: Sequence[DataFile], properties: Mapping[str, str] | None = None
+) -> None:
+    """Commit ``data_files`` as one ``append`` snapshot (setting ``properties`` with it)."""
+    with table.transaction() as tx:
+        _set(tx, properties)
+        with tx.update_snapshot().fast_append() as producer:
+            for data_file in data_files:
+                producer.append_data_file(data_file)
+
+
+def replace(
+    table: Table,
+    removed: Sequence[DataFile],
+    added: Sequence[DataFile],
+    properties: Mapping[str, str] | None = None,
+) -> None:
     """Commit one ``overwrite`` snapshot removing ``removed`` and adding ``added`` files."""
-    with table.transaction() as tx, tx.update_snapshot().overwrite() as producer:
-        for data_file in removed:
-            producer.delete_data_file(data_file)
-        for data_file in added:
-            producer.append_data_file(data_file)
+    with table.transaction() as tx:
+        _set(tx, properties)
+        with tx.update_snapshot().overwrite() as producer:
+            for data_file in removed:
+                producer.delete_data_file(data_file)
+            for data_file in added:
+                producer.append_data_file(data_file)
 
 
-def row_delta(table: Table, delete_files: Sequence[DataFile], added: Sequence[DataFile]) -> None:
+def row_delta(
+    table: Table,
+    delete_files: Sequence[DataFile],
+    added: Sequence[DataFile],
+    properties: Mapping[str, str] | None = None,
+) -> None:
     """Commit position ``delete_files`` and new data files ``added`` as one snapshot."""
     operation = Operation.OVERWRITE if added else Operation.DELETE
     with table.transaction() as tx:
+        _set(tx, properties)
         producer = _RowDelta(operation, tx, table.io, delete_files)
         for data_file in added:
             producer.append_data_file(data_file)

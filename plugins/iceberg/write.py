@@ -22,6 +22,12 @@ neither ``catalog.*`` nor ``table`` as table properties.
 With ``bucket_column`` and ``file_groups = N`` every (partition, bucket) group
 is written as exactly one file.
 
+The record key is remembered in the table property ``lakesieve.record-key``:
+set when the table is created with one, or with the snapshot of the first
+write that names one (in the same metadata commit, so no extra snapshot).
+Later upserts and deletes use it when no key is given and refuse a different
+one.
+
 Limits: identity partitioning only when lakesieve creates the table (other
 transforms of existing tables are written if pyiceberg can derive the
 partition from a file's bounds); the frame must have exactly the table's
@@ -31,6 +37,7 @@ columns.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -54,6 +61,32 @@ DATA_DIR = "data"
 MERGE_ON_READ = "merge-on-read"
 DELETE_MODE = "write.delete.mode"
 UPDATE_MODE = "write.update.mode"
+#: table property holding the record key columns, comma-separated
+RECORD_KEY_PROPERTY = "lakesieve.record-key"
+
+
+def stored_record_key(table: Table | None) -> tuple[str, ...]:
+    """The record key columns the table keeps in ``lakesieve.record-key`` (may be empty)."""
+    if table is None:
+        return ()
+    raw = table.metadata.properties.get(RECORD_KEY_PROPERTY) or ""
+    return tuple(c.strip() for c in raw.split(",") if c.strip())
+
+
+def _record_key(options: WriteOptions, stored: tuple[str, ...], path: str) -> tuple[str, ...]:
+    """The record key of this write: the one given, else the one the table keeps.
+
+    Raises:
+        WriteError: the key given differs from the one the table keeps.
+    """
+    given = tuple(options.record_key)
+    if given and stored and given != stored:
+        raise WriteError(
+            f"cannot write Iceberg table {path}: record key {','.join(given)} (--record-key) "
+            f"differs from the table's record key {','.join(stored)} "
+            f"(table property {RECORD_KEY_PROPERTY})"
+        )
+    return given or stored
 
 
 def _table_properties(options: WriteOptions) -> dict[str, str]:
@@ -63,6 +96,8 @@ def _table_properties(options: WriteOptions) -> dict[str, str]:
         if not k.startswith(catalog.CATALOG_PREFIX) and k != catalog.TABLE_OPTION
     }
     props.setdefault("format-version", "2")
+    if options.record_key:
+        props[RECORD_KEY_PROPERTY] = ",".join(options.record_key)
     return props
 
 
@@ -164,6 +199,7 @@ def _write_merge_on_read(
     options: WriteOptions,
     mode: str,
     bucket: tuple[str, int] | None,
+    remember: dict[str, str] | None = None,
 ) -> None:
     from lakesieve.plugins.iceberg.deletes import FILE_PATH, POS
 
@@ -206,7 +242,7 @@ def _write_merge_on_read(
         added = _data_files(
             table, ref.path, write_files(incoming, _layout(table, table.metadata.location), bucket)
         )
-    commit.row_delta(table, delete_files, added)
+    commit.row_delta(table, delete_files, added, remember)
 
 
 def write_table(
@@ -219,9 +255,28 @@ def write_table(
     """
     mode = normalise_mode(options.mode, ref.path, "Iceberg")
     bucket = bucket_of(options, df, ref.path)
+    cat, ident, table = catalog.load_for_write(ref.path, ref.options, options.extra)
+    stored = stored_record_key(table)
+    options = replace(options, record_key=_record_key(options, stored, ref.path))
+    missing = [c for c in options.record_key if c not in df.columns]
+    if mode in ("delete", "upsert") and not options.record_key:
+        raise WriteError(
+            f"cannot {mode} Iceberg table {ref.path}: no record key given (--record-key) "
+            f"and the table keeps none (table property {RECORD_KEY_PROPERTY})"
+        )
+    if missing:
+        raise WriteError(
+            f"cannot write Iceberg table {ref.path}: record key column(s) {', '.join(missing)} "
+            "(--record-key) are not in the frame"
+        )
     if mode in ("delete", "upsert"):
         check_keys(df, options.record_key, ref.path)
-    cat, ident, table = catalog.load_for_write(ref.path, ref.options, options.extra)
+    # a key given to a table that keeps none is recorded with this write's snapshot
+    remember = (
+        {RECORD_KEY_PROPERTY: ",".join(options.record_key)}
+        if table is not None and options.record_key and not stored
+        else None
+    )
     if table is None:
         if mode == "delete":
             raise WriteError(f"cannot delete from {ref.path}: there is no Iceberg table there")
@@ -233,7 +288,9 @@ def write_table(
     layout = _layout(table, table.metadata.location)
     has_data = table.current_snapshot() is not None
     if mode == "append" or (mode == "upsert" and not has_data):
-        commit.append(table, _data_files(table, ref.path, write_files(frame, layout, bucket)))
+        commit.append(
+            table, _data_files(table, ref.path, write_files(frame, layout, bucket)), remember
+        )
     elif mode == "overwrite":
         removed = (
             [e.data_file for e in snapshot.live_files(table, table.current_snapshot()).data]  # type: ignore[arg-type]
@@ -241,11 +298,11 @@ def write_table(
             else []
         )
         added = _data_files(table, ref.path, write_files(frame, layout, bucket))
-        commit.replace(table, removed, added)
+        commit.replace(table, removed, added, remember)
     elif mode == "delete" and not has_data:
-        commit.append(table, [])
+        commit.append(table, [], remember)
     elif _merge_on_read(table, mode):
-        _write_merge_on_read(spark, table, ref, frame, options, mode, bucket)
+        _write_merge_on_read(spark, table, ref, frame, options, mode, bucket, remember)
     else:
         snap_id = str(table.current_snapshot().snapshot_id)  # type: ignore[union-attr]
         current = snapshot.build_snapshot(ref, snap_id)
@@ -256,7 +313,7 @@ def write_table(
         by_path = {e.data_file.file_path: e.data_file for e in live.data}
         removed = [by_path[by_location[loc].extra["file_path"]] for loc in plan.touched]
         added = _data_files(table, ref.path, write_files(plan.rows, layout, bucket))
-        commit.replace(table, removed, added)
+        commit.replace(table, removed, added, remember)
     fresh = cat.load_table(ident)
     snap = timeline.resolve(fresh, ref.path, None)
     if snap is None:

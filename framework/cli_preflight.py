@@ -1,0 +1,214 @@
+"""Checks of the names a command line gives, made before Spark starts.
+
+:func:`lakesieve.cli_checks.validate_args` checks option values alone; this
+module checks them against what exists: the table path and its format, the
+columns of the table or of the Parquet source, the index types installed,
+the indexes a table has and the ``--where`` predicate. All of it reads table
+metadata only (a log listing, a schema, Parquet footers), so a command that
+cannot succeed fails in one line without paying for a Spark start-up.
+
+Every error names the command-line flag at fault.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from collections.abc import Iterable
+from typing import Any
+
+from lakesieve import registry
+from lakesieve.errors import (
+    AmbiguousFormatError,
+    ColumnNotFoundError,
+    LakesieveError,
+    OptionError,
+    TableNotFoundError,
+    WriteError,
+)
+
+#: write modes that match incoming rows to stored ones by record key
+KEYED_MODES = frozenset({"upsert", "delete"})
+
+#: index commands whose ``--name`` / NAME must be an existing index
+_EXISTING_INDEX = frozenset({"describe", "drop", "refresh", "compact"})
+
+
+def detected_format(path: str) -> str | None:
+    """The format of the table at ``path``, ``None`` when no plugin claims one.
+
+    Several claimants count as unknown (``None``): the caller's ``--format`` then decides.
+    """
+    if not os.path.exists(path):
+        return None
+    try:
+        return registry.open_format(path).name
+    except (TableNotFoundError, AmbiguousFormatError):
+        return None
+
+
+def check_format_clash(path: str, given: str | None, writing: bool = False) -> str | None:
+    """Refuse a ``--format`` that differs from the format of the table already at ``path``.
+
+    Returns the detected format (``None`` when there is no table yet).
+
+    Raises:
+        UnknownPluginError: ``given`` names no installed format.
+        OptionError: the table at ``path`` is of another format (both named).
+    """
+    if given is not None:
+        registry.require_format(given)
+    found = detected_format(path)
+    if given is not None and found is not None and found != given:
+        advice = "drop --format (it is detected)" + (" or write to another path" if writing else "")
+        raise OptionError(
+            f"formats clash: --format {given} was given, but {path} holds a {found} table; {advice}"
+        )
+    return found
+
+
+def source_columns(source: str) -> list[str] | None:
+    """The column names of a Parquet file or folder from its footers; ``None`` if unreadable here.
+
+    Folders are read the way Spark reads them (hive-style ``key=value`` folders
+    add partition columns). When pyarrow cannot read the source, Spark is left
+    to decide (and to report).
+    """
+    import pyarrow.dataset as ds
+
+    try:
+        return list(ds.dataset(source, format="parquet", partitioning="hive").schema.names)
+    except Exception:  # the Spark reader decides then; never refuse what it could read
+        return None
+
+
+def source_rows(source: str) -> int | None:
+    """Rows in a Parquet file or folder, counted from the footers; ``None`` if unreadable here."""
+    import pyarrow.dataset as ds
+
+    try:
+        return int(ds.dataset(source, format="parquet", partitioning="hive").count_rows())
+    except Exception:  # only used for a progress line
+        return None
+
+
+def _require_columns(flag: str, names: Iterable[str], have: list[str], where: str) -> None:
+    missing = [n for n in names if n not in have]
+    if missing:
+        raise ColumnNotFoundError(
+            f"{flag}: column {missing[0]!r} is not in {where}; columns: {', '.join(have)}"
+        )
+
+
+def _split(value: str | None) -> list[str]:
+    return [v.strip() for v in (value or "").split(",") if v.strip()]
+
+
+def check_write(args: argparse.Namespace) -> None:
+    """Everything ``lakesieve write`` can check before Spark starts.
+
+    Raises:
+        LakesieveError: a missing source, an unknown or clashing format, a new
+            table without ``--format``, a column the source lacks, or a keyed
+            mode on a new table without ``--record-key``.
+    """
+    if not os.path.exists(args.source):
+        raise LakesieveError(f"--from {args.source!r} does not exist")
+    root = os.path.abspath(args.table)
+    found = check_format_clash(root, args.format, writing=True)
+    if found is None and args.format is None:
+        why = "the path does not exist" if not os.path.exists(root) else "no table format found"
+        raise TableNotFoundError(
+            f"no table at {root} ({why}); give --format hudi|delta|iceberg to create one"
+        )
+    if found is None and args.mode == "delete":
+        raise WriteError(f"--mode delete: there is no table at {root} to delete from")
+    if found is None and args.mode in KEYED_MODES and not _split(args.record_key):
+        raise WriteError(
+            f"--mode {args.mode} creates {root} and needs --record-key (the columns that "
+            "identify a row); give it, or --mode insert"
+        )
+    have = source_columns(args.source)
+    if have is None:
+        return
+    where = f"the source {args.source}"
+    _require_columns("--record-key", _split(args.record_key), have, where)
+    _require_columns("--partition-by", _split(args.partition_by), have, where)
+    for flag, value in (("--bucket-column", args.bucket_column), ("--precombine", args.precombine)):
+        if value:
+            _require_columns(flag, [value], have, where)
+
+
+def _open(args: argparse.Namespace) -> Any:
+    from lakesieve.table import open as open_table
+
+    root = os.path.abspath(args.table)
+    if not os.path.exists(root):
+        raise TableNotFoundError(f"no table at {root}: the path does not exist")
+    check_format_clash(root, getattr(args, "format", None))
+    return open_table(root, format=getattr(args, "format", None))
+
+
+def _check_column(table: Any, column: str) -> None:
+    from lakesieve.expressions import resolve_column
+
+    try:
+        resolve_column(table.schema(), column, table.path)
+    except ColumnNotFoundError as exc:
+        raise ColumnNotFoundError(f"--column: {exc}") from None
+
+
+def _check_where(table: Any, where: str, as_of: str | None) -> None:
+    from lakesieve.expressions import bind
+
+    bind(where, table.schema(as_of), table.path)
+
+
+def check_table_command(args: argparse.Namespace) -> None:
+    """Table, format, column, index type, index name and ``--where`` checks of the other commands.
+
+    Raises:
+        LakesieveError: naming the flag or argument at fault.
+    """
+    command = args.command
+    if command == "index":
+        sub = args.index_cmd
+        if sub == "build" and getattr(args, "config", None):
+            return  # the config is checked when it is loaded, before any build
+        if sub == "build" and args.type:
+            registry.require_index_type(args.type)
+        if args.table is None:
+            return  # reported by the command itself
+        table = _open(args)
+        if sub == "build" and args.column is not None:
+            _check_column(table, args.column)
+        if sub in _EXISTING_INDEX and getattr(args, "name", None):
+            table.index(args.name)
+        return
+    if command in ("explain", "query"):
+        table = _open(args)
+        _check_where(table, args.where, args.as_of)
+        return
+    if command in ("compare", "advise"):
+        if command == "advise" and args.from_json:
+            return
+        if args.types:
+            unknown = [t for t in _split(args.types) if t not in registry.index_type_names()]
+            if unknown:
+                installed = ", ".join(sorted(registry.index_type_names()))
+                raise OptionError(
+                    f"--types: unknown index type {unknown[0]!r}; installed: {installed}"
+                )
+        _check_column(_open(args), args.column)
+
+
+def preflight(args: argparse.Namespace) -> None:
+    """Check a parsed command line against the tables and plugins it names; no Spark.
+
+    Raises:
+        LakesieveError: the first problem found, in one line.
+    """
+    if args.command == "write":
+        check_write(args)
+    elif args.command in ("index", "explain", "query", "compare", "advise"):
+        check_table_command(args)

@@ -1,0 +1,228 @@
+"""The command line decides before Spark: bad names fail in one line, and no JVM is started.
+
+Each case runs the CLI in a fresh interpreter, then asks pyspark there whether
+a SparkContext or its JVM gateway was ever created (see
+``test_cli_validation.py``, whose probe also proves it sees a start). The
+tables are real: a Hudi table written by lakesieve, a Delta table written by
+delta-rs and an Iceberg table written by lakesieve.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from lakesieve.cli_support import cli_wording
+from lakesieve.model import WriteOptions
+from lakesieve.table import write
+
+from tests.tables import make_rows, write_rows
+
+pytestmark = pytest.mark.spark
+
+PROBE = """
+import json, sys
+from lakesieve.cli import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as exc:
+    code = exc.code
+started = False
+if "pyspark" in sys.modules:
+    from pyspark import SparkContext
+    started = SparkContext._gateway is not None or SparkContext._active_spark_context is not None
+print("PROBE " + json.dumps({"code": code, "spark_started": started}))
+"""
+
+
+def _run(*argv: str) -> tuple[dict[str, Any], str, str]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ, LAKESIEVE_SPARK_MASTER="local[1]"),
+    )
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("PROBE ")]
+    assert lines, proc.stdout + proc.stderr
+    out = "\n".join(ln for ln in proc.stdout.splitlines() if not ln.startswith("PROBE "))
+    return json.loads(lines[-1][len("PROBE ") :]), out, proc.stderr
+
+
+@pytest.fixture(scope="module")
+def tables(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    from deltalake import write_deltalake
+
+    root = tmp_path_factory.mktemp("front")
+    write_rows(spark, root / "hudi", make_rows(range(0, 60), 1), mode="bulk_insert", file_groups=2)
+    data = pa.table({"id": pa.array(range(40), pa.int64()), "s": [f"v{i}" for i in range(40)]})
+    write_deltalake(str(root / "delta"), data)
+    write(
+        root / "iceberg",
+        spark.createDataFrame([(i, f"v{i}") for i in range(40)], "id bigint, s string"),
+        format="iceberg",
+        options=WriteOptions(mode="append"),
+        spark=spark,
+    )
+    pq.write_table(data, root / "src.parquet")
+    return {
+        "hudi": root / "hudi",
+        "delta": root / "delta",
+        "iceberg": root / "iceberg",
+        "root": root,
+    }
+
+
+def _tree(path: Path) -> list[str]:
+    return sorted(str(p.relative_to(path)) for p in path.rglob("*"))
+
+
+# (argv, words the one error line must hold); {hudi} {delta} {iceberg} {src} {new} are filled in
+CASES: list[tuple[list[str], list[str]]] = [
+    (
+        ["write", "{new}", "--from", "{src}", "--format", "nosuch"],
+        ["unknown table format 'nosuch'"],
+    ),
+    (["write", "{new}", "--from", "{root}/missing.parquet", "--format", "delta"], ["--from"]),
+    (["write", "{new}", "--from", "{src}"], ["no table at", "--format"]),
+    (["write", "{new}", "--from", "{src}", "--format", "delta"], ["--record-key", "--mode upsert"]),
+    (
+        ["write", "{new}", "--from", "{src}", "--format", "hudi", "--mode", "delete"],
+        ["--mode delete"],
+    ),
+    (
+        ["write", "{new}", "--from", "{src}", "--format", "iceberg", "--record-key", "nope"],
+        ["--record-key", "'nope'", "columns: id, s"],
+    ),
+    (
+        ["write", "{delta}", "--from", "{src}", "--mode", "insert", "--partition-by", "zz"],
+        ["--partition-by", "'zz'"],
+    ),
+    (["explain", "{root}/nothing", "--where", "id = 1"], ["no table at"]),
+    (["explain", "{delta}", "--where", "id = = 1"], ["id = = 1"]),
+    (["explain", "{iceberg}", "--where", "nosuch = 1"], ["unknown column 'nosuch'"]),
+    (["query", "{hudi}", "--where", "nosuch = 1", "--refresh"], ["unknown column 'nosuch'"]),
+    (
+        ["query", "{delta}", "--where", "id >= 0", "--engine", "arrow", "--max-mb", "0"],
+        ["--max-mb 0", "--engine spark"],
+    ),
+    (
+        ["index", "build", "{hudi}", "--column", "k", "--type", "nosuch"],
+        ["unknown index type 'nosuch'"],
+    ),
+    (["index", "build", "{delta}", "--column", "zz"], ["--column", "unknown column 'zz'"]),
+    (["index", "refresh", "{iceberg}", "--name", "nosuch"], ["no index 'nosuch'"]),
+    (["index", "compact", "{hudi}", "--name", "nosuch"], ["no index 'nosuch'"]),
+    (["index", "list", "{hudi}", "--format", "iceberg"], ["formats clash", "iceberg", "hudi"]),
+    (["compare", "{delta}", "--column", "zz"], ["--column", "unknown column 'zz'"]),
+    (["compare", "{delta}", "--column", "id", "--types", "sieve,nosuch"], ["--types", "'nosuch'"]),
+    (["advise", "{iceberg}", "--column", "zz"], ["--column", "unknown column 'zz'"]),
+]
+
+
+def _fill(argv: list[str], tables: dict[str, Path]) -> list[str]:
+    names = {**{k: str(v) for k, v in tables.items()}, "src": str(tables["root"] / "src.parquet")}
+    names["new"] = str(tables["root"] / "new_table")
+    return [a.format(**names) for a in argv]
+
+
+def _one_error_line(err: str) -> str:
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("lakesieve: error: "), err[-3000:]
+    return lines[0]
+
+
+@pytest.mark.parametrize(("argv", "words"), CASES, ids=[" ".join(c[0][:3]) for c in CASES])
+def test_bad_names_fail_in_one_line_before_spark(
+    tables: dict[str, Path], argv: list[str], words: list[str]
+) -> None:
+    before = {k: _tree(v) for k, v in tables.items() if k != "root"}
+    result, out, err = _run(*_fill(argv, tables))
+    assert result == {"code": 2, "spark_started": False}, err[-3000:]
+    line = _one_error_line(err)
+    for word in words:
+        assert word in line, line
+    for api_name in ("WriteOptions", "max_bytes", "Table.read", "record_key"):
+        assert api_name not in line, line
+    assert out == ""
+    assert {k: _tree(v) for k, v in tables.items() if k != "root"} == before
+    assert not (tables["root"] / "new_table").exists()
+
+
+PAIRS = [
+    (a, b) for a in ("hudi", "delta", "iceberg") for b in ("hudi", "delta", "iceberg") if a != b
+]
+
+
+@pytest.mark.parametrize(("existing", "given"), PAIRS, ids=[f"{b}-onto-{a}" for a, b in PAIRS])
+def test_writing_one_format_onto_another_is_refused(
+    tables: dict[str, Path], existing: str, given: str
+) -> None:
+    before = _tree(tables[existing])
+    src = str(tables["root"] / "src.parquet")
+    argv = ["write", str(tables[existing]), "--from", src, "--format", given, "--mode", "insert"]
+    result, _, err = _run(*argv)
+    assert result == {"code": 2, "spark_started": False}, err[-3000:]
+    line = _one_error_line(err)
+    assert "formats clash" in line and f"--format {given}" in line and f"a {existing} table" in line
+    assert _tree(tables[existing]) == before
+
+
+def test_version_prints_the_installed_version() -> None:
+    result, out, err = _run("--version")
+    assert result == {"code": 0, "spark_started": False}, err
+    assert out.strip() == f"lakesieve {version('lakesieve')}"
+
+
+def test_cli_wording_names_flags() -> None:
+    assert cli_wording("no record key given (WriteOptions.record_key)") == (
+        "no record key given (--record-key)"
+    )
+    assert cli_wording("option record_key is required; option partition_by=x differs") == (
+        "--record-key is required; --partition-by=x differs"
+    )
+    assert cli_wording(
+        "more than max_bytes=1048576 for a driver-side read; use Spark (Table.read)"
+    ) == ("more than --max-mb 1 for a driver-side read; use Spark (--engine spark)")
+    # names that merely contain an option name are left alone
+    assert cli_wording("column record_key_hash; file_groups (--file-groups)") == (
+        "column record_key_hash; file_groups (--file-groups)"
+    )
+
+
+def test_write_prints_steps_on_stderr_and_only_json_on_stdout(tables: dict[str, Path]) -> None:
+    target = tables["root"] / "written"
+    src = str(tables["root"] / "src.parquet")
+    argv = [
+        "write",
+        str(target),
+        "--from",
+        src,
+        "--format",
+        "delta",
+        "--record-key",
+        "id",
+        "--json",
+    ]
+    result, out, err = _run(*argv)
+    assert result == {"code": 0, "spark_started": True}, err[-3000:]
+    doc = json.loads(out)  # stdout holds the result and nothing else
+    assert doc["table"] == str(target) and doc["source_rows"] == 40 and doc["mode"] == "upsert"
+    assert doc["spark_start_seconds"] > 0 and doc["write_seconds"] > 0
+    assert "starting Spark ..." in err
+    assert f"writing 40 rows from {src} to {target} (upsert) ..." in err
+    assert "done in " in err and "Spark start-up" in err
+    from deltalake import DeltaTable
+
+    table = DeltaTable(str(target))
+    assert str(table.version()) == doc["instant"]
+    assert table.to_pyarrow_table().num_rows == 40
+    assert table.metadata().configuration.get("lakesieve.recordKey") == "id"
