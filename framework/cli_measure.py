@@ -24,16 +24,6 @@ def cmd_bench(args: argparse.Namespace) -> int:
     return run(bench_args)
 
 
-def cmd_demo(args: argparse.Namespace) -> int:
-    """``lakesieve demo``: the main job on an embedded default."""
-    from lakesieve.bench import require_extra
-
-    require_extra("lakesieve demo")
-    from lakesieve.bench.demo import run_demo
-
-    return run_demo(scale=args.scale, workdir=args.workdir)
-
-
 def _compare_figures(args: argparse.Namespace) -> dict[str, Any]:
     from lakesieve.compare import compare_indexes, parse_types
     from lakesieve.table import open as open_table
