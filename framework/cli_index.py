@@ -112,7 +112,8 @@ def _maintain(table: Any, args: argparse.Namespace) -> int:
         else:
             print(
                 f"vacuumed {table.path}: {len(result.states_removed)} index states, "
-                f"{len(result.orphan_folders_removed)} unreferenced folders removed"
+                f"{len(result.orphan_folders_removed)} unreferenced folders, "
+                f"{len(result.empty_folders_removed)} empty leftover folders removed"
             )
         return 0
     policy = RefreshPolicy(
@@ -121,12 +122,22 @@ def _maintain(table: Any, args: argparse.Namespace) -> int:
         vacuum_after_compaction=args.vacuum,
         vacuum_grace_seconds=args.grace_seconds if args.grace_seconds is not None else 3600.0,
     )
+    what = f"index {args.name}" if args.name else "the indexes"
+    print(f"{args.index_cmd}: {what} of {table.path} ...", file=sys.stderr, flush=True)
+    started = time.perf_counter()
     if args.index_cmd == "refresh":  # starts Spark only when an index is behind the table
         results = table.refresh(args.name, policy=policy, spark_conf=PROGRESS)
     else:
         from lakesieve.session import get_spark
 
+        print("starting Spark ...", file=sys.stderr, flush=True)
         results = table.compact(args.name, spark=get_spark(conf=PROGRESS), policy=policy)
+    print(
+        f"{args.index_cmd} done in {time.perf_counter() - started:.1f} s "
+        "(Spark start-up included when it was needed)",
+        file=sys.stderr,
+        flush=True,
+    )
     if args.json:
         print_json([r.to_dict() for r in results])
         return 0
