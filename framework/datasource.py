@@ -2,14 +2,34 @@
 
 Built on Spark's Python Data Source API (pyspark >= 4.1). Spark hands the
 query's filters to :meth:`LakesieveReader.pushFilters`; the reader turns the
-ones it understands into a predicate, plans with the table's indexes and
-makes one input partition per selected read unit. Index pruning is per
-location, not per row, so every filter is handed back to Spark to evaluate:
-a filter kept by the reader would not be applied again and the other rows of a
-selected location would leak into the result.
+ones it understands into a predicate (:mod:`lakesieve.datasource_filters`),
+plans with the table's indexes and makes one input partition per selected
+read unit (:mod:`lakesieve.datasource_units`). Index pruning is per location,
+not per row, so every filter is handed back to Spark to evaluate: a filter
+kept by the reader would not be applied again.
+
+What the scan reads is logged at INFO by the ``lakesieve.datasource`` logger
+of the Python worker that plans the scan (the pushed predicate as SQL,
+"selected N of M locations" and the indexes used; :func:`describe_scan`).
+Spark's plan cannot show it: for a Python data source Spark's scan
+description is the fixed text ``(Python)`` and its metadata lists only the
+filters the source claims to apply itself, and this source claims none.
+
+Known limit (Spark 4.x): Spark keeps the partitions a filter pushdown
+produced on the loaded relation, and a later query of the same DataFrame or
+SQL view that has no filter Spark can push (``df.count()`` after
+``df.where("k = 1").count()``) runs on those partitions without asking the
+source again, so it sees only the locations the earlier query selected. Load
+the table again (``spark.read.format("lakesieve").load(path)``) for such a
+query.
 
 Options: ``path`` (the table, or ``load(path)``), ``format`` (detected when
-absent), ``asOf`` (an instant), ``indexRoot``. SQL::
+absent), ``asOf`` (an instant), ``indexRoot``, ``columns`` (a comma-separated
+list: the source then has only these columns and reads only them). Spark does
+not tell a Python data source which columns a query needs, so without
+``columns`` every column of every selected location is decoded in Python and
+sent to the JVM; naming the columns is what makes a scan that the indexes
+cannot narrow cost about what Spark's own Parquet scan costs. SQL::
 
     CREATE TEMPORARY VIEW t USING lakesieve OPTIONS (path '/data/lineitem');
     SELECT * FROM t WHERE l_orderkey = 42;
@@ -17,36 +37,35 @@ absent), ``asOf`` (an instant), ``indexRoot``. SQL::
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
-import json
+import logging
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import pyarrow as pa
 from lakesieve import expressions as p
-from lakesieve import registry
+from lakesieve.datasource_filters import filter_to_predicate
+from lakesieve.datasource_units import UnitPartition, read_partition, unit_to_json
 from lakesieve.errors import OptionError
-from lakesieve.expressions import Literal
-from lakesieve.model import ReadUnit
+from lakesieve.query_plan import Plan, explain_plan
 from lakesieve.table import Table
 from lakesieve.table import open as open_table
-from pyspark.sql.datasource import (
-    DataSource,
-    DataSourceReader,
-    EqualTo,
-    Filter,
-    GreaterThan,
-    GreaterThanOrEqual,
-    In,
-    InputPartition,
-    IsNull,
-    LessThan,
-    LessThanOrEqual,
-)
+from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
 from pyspark.sql.types import StructType
 
+__all__ = [
+    "SOURCE_NAME",
+    "LakesieveDataSource",
+    "LakesieveReader",
+    "describe_scan",
+    "filter_to_predicate",
+    "register_data_source",
+]
+
 SOURCE_NAME = "lakesieve"
+
+log = logging.getLogger("lakesieve.datasource")
+if log.level == logging.NOTSET:
+    log.setLevel(logging.INFO)  # the scan line is INFO; handlers decide whether it is shown
 
 
 def register_data_source(spark: Any) -> None:
@@ -60,7 +79,7 @@ def _table(options: dict[str, str]) -> Table:
         raise OptionError(
             "spark.read.format('lakesieve') needs a table path: .load(path) or option('path', ...)"
         )
-    reserved = {"path", "format", "asof", "indexroot"}
+    reserved = {"path", "format", "asof", "indexroot", "columns"}
     table_options = {k: v for k, v in options.items() if k.lower() not in reserved}
     return open_table(
         path,
@@ -70,110 +89,34 @@ def _table(options: dict[str, str]) -> Table:
     )
 
 
-def _literal(value: Any) -> Any:
-    """Our predicate literal for a filter value, or ``None`` when it is not safe to plan on."""
-    if isinstance(value, bool):
-        return Literal("bool", "TRUE" if value else "FALSE")
-    if isinstance(value, int):
-        return Literal("number", str(value))
-    if isinstance(value, decimal.Decimal):
-        return Literal("number", format(value, "f")) if value.is_finite() else None
-    if isinstance(value, float):
-        # the filter's value already has the column's type: keep it exact, NaN and inf included
-        if value != value or abs(value) == float("inf"):
-            return Literal("string", "NaN" if value != value else repr(value), ("DOUBLE", ()))
-        return Literal("number", repr(value))
-    if isinstance(value, str):
-        return Literal("string", value)
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            return None  # ambiguous time zone: do not prune on it
-        return Literal(
-            "timestamp", value.astimezone(dt.UTC).replace(tzinfo=None).isoformat(sep=" ")
-        )
-    if isinstance(value, dt.date):
-        return Literal("date", value.isoformat())
-    return None
+def chosen_columns(options: dict[str, str], schema: pa.Schema, table: str) -> list[str] | None:
+    """The ``columns`` option as a list of the table's columns; ``None`` when absent (all of them).
 
-
-def filter_to_predicate(f: Filter) -> Any:
-    """Translate one Spark filter into our predicate tree, or ``None`` if we cannot."""
-    attr = getattr(f, "attribute", None)
-    if attr is None or len(attr) != 1:
-        return None
-    column = attr[0]
-    ops = {
-        EqualTo: "=",
-        GreaterThan: ">",
-        GreaterThanOrEqual: ">=",
-        LessThan: "<",
-        LessThanOrEqual: "<=",
-    }
-    for cls, op in ops.items():
-        if isinstance(f, cls):
-            lit = _literal(getattr(f, "value", None))
-            return None if lit is None else p.Compare(column, op, lit)
-    if isinstance(f, In):
-        lits = [_literal(v) for v in getattr(f, "value", ())]
-        if not lits or any(lit is None for lit in lits):
-            return None
-        return p.InList(column, tuple(lits))
-    if isinstance(f, IsNull):
-        return p.IsNull(column)
-    return None
-
-
-class UnitPartition(InputPartition):
-    """One read unit to read in one Spark task, with the table it belongs to.
-
-    ``partitions()`` and ``read()`` run in different Python workers, so
-    everything ``read()`` needs travels in the partition.
+    Raises:
+        OptionError: a name the table does not have, or an empty list.
     """
-
-    def __init__(
-        self,
-        unit_json: str,
-        table_path: str,
-        table_format: str,
-        instant: str | None,
-        table_options: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(unit_json)
-        self.unit_json = unit_json
-        self.table_path = table_path
-        self.table_format = table_format
-        self.instant = instant
-        self.table_options = dict(table_options or {})
+    text = next((v for k, v in options.items() if k.lower() == "columns"), None)
+    if text is None:
+        return None
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    if not names:
+        raise OptionError("option columns of format('lakesieve') names no column")
+    missing = [n for n in names if n not in schema.names]
+    if missing:
+        raise OptionError(f"option columns: table {table} has no column {missing[0]!r}")
+    return list(dict.fromkeys(names))
 
 
-def unit_to_json(unit: Any) -> str:
-    """Serialise a read unit for a Spark task."""
-    return json.dumps(
-        {
-            "location": unit.location,
-            "base_file": unit.base_file,
-            "log_files": list(unit.log_files),
-            "delete_files": list(unit.delete_files),
-            "partition_values": dict(unit.partition_values),
-            "num_records": unit.num_records,
-            "size_bytes": unit.size_bytes,
-            "extra": dict(unit.extra),
-        }
-    )
-
-
-def unit_from_json(text: str) -> Any:
-    """Inverse of :func:`unit_to_json`."""
-    d = json.loads(text)
-    return ReadUnit(
-        location=d["location"],
-        base_file=d["base_file"],
-        log_files=tuple(d["log_files"]),
-        delete_files=tuple(d["delete_files"]),
-        partition_values=d["partition_values"],
-        num_records=d["num_records"],
-        size_bytes=d["size_bytes"],
-        extra=d["extra"],
+def describe_scan(plan: Plan, table: Table) -> str:
+    """One line saying what a scan reads: predicate, selected of total locations, indexes used."""
+    info = explain_plan(plan, table.path, table.format, None, None)
+    used = [f"{i['name']} ({i['type']})" for i in info["indexes"] if i["status"] == "used"]
+    return (
+        f"lakesieve scan of {table.format} table {table.path} at {info['table_instant']}: "
+        f"pushed predicate {info['predicate_sql'] or 'none'}; "
+        f"selected {info['locations_selected']} of {info['locations_total']} locations "
+        f"({info['bytes_selected']} of {info['bytes_total']} bytes); "
+        f"indexes used: {', '.join(used) if used else 'none'}"
     )
 
 
@@ -189,8 +132,13 @@ class LakesieveDataSource(DataSource):
         """The table's schema as a Spark struct."""
         from pyspark.sql.pandas.types import from_arrow_schema
 
-        table = _table(dict(self.options))
-        return from_arrow_schema(table.schema(self.options.get("asOf") or self.options.get("asof")))
+        options = dict(self.options)
+        table = _table(options)
+        schema = table.schema(options.get("asOf") or options.get("asof"))
+        columns = chosen_columns(options, schema, table.path)
+        if columns is not None:
+            schema = pa.schema([schema.field(c) for c in columns])
+        return from_arrow_schema(schema)
 
     def reader(self, schema: StructType) -> DataSourceReader:
         """A reader that prunes with the table's indexes."""
@@ -204,6 +152,7 @@ class LakesieveReader(DataSourceReader):
         self.options = options
         self.schema = schema
         self.pushed: list[Any] = []
+        self.description = ""
 
     def pushFilters(self, filters: list[Filter]) -> Iterable[Filter]:
         """Remember the filters we can plan with; hand every one back to Spark."""
@@ -220,28 +169,22 @@ class LakesieveReader(DataSourceReader):
         if self.pushed:
             where = self.pushed[0] if len(self.pushed) == 1 else p.And(tuple(self.pushed))
         plan = table.plan(where, self.options.get("asOf") or self.options.get("asof"))
+        self.description = describe_scan(plan, table)
+        log.info(self.description)
         instant = plan.table_instant.id if plan.table_instant else None
         opts = dict(table.ref.options)
+        columns = chosen_columns(self.options, table.schema(instant), table.path)
         parts = [
-            UnitPartition(unit_to_json(u), table.path, table.format, instant, opts)
+            UnitPartition(unit_to_json(u), table.path, table.format, instant, opts, columns)
             for u in plan.units
         ]
         return parts or [UnitPartition("", table.path, table.format, instant, opts)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        """Read one unit through its format plugin, as batches in the table schema."""
+        """Read one unit through its format plugin, as batches in Spark's schema of the table."""
         from pyspark.sql.pandas.types import to_arrow_schema
 
-        if not isinstance(partition, UnitPartition) or not partition.unit_json:
-            return
+        if not isinstance(partition, UnitPartition):
+            return iter(())
         # timestamps are instants: any zone names them exactly, and Spark insists on one
-        target = to_arrow_schema(self.schema, timezone="UTC")
-        table = registry.open_format(
-            partition.table_path, {**partition.table_options, "format": partition.table_format}
-        )
-        batches = table.read_unit(unit_from_json(partition.unit_json), partition.instant, None)
-        for batch in batches:
-            if batch.num_rows == 0:
-                continue
-            cols = [batch.column(batch.schema.get_field_index(f.name)).cast(f.type) for f in target]
-            yield pa.RecordBatch.from_arrays(cols, schema=target)
+        return read_partition(partition, to_arrow_schema(self.schema, timezone="UTC"))

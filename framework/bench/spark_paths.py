@@ -1,0 +1,181 @@
+"""The Spark read paths against a plain Spark read of the same files.
+
+Run with ``python -m lakesieve.bench.spark_paths --scale 1 --dir DIR``: it
+builds (or reuses) the interleaved TPC-H lineitem Hudi table of the benchmark
+at ``DIR`` with a Sieve index on ``l_orderkey``, then times four queries
+(``count(*)`` and ``sum(l_quantity)``, median of ``--repeats`` runs, one Spark
+session) three ways:
+
+- ``plain``: ``spark.read.parquet`` of the table's latest base files, the
+  predicate applied by Spark (what a user gets without lakesieve);
+- ``table_read``: :meth:`lakesieve.table.Table.read`;
+- ``datasource``: ``spark.read.format("lakesieve")``;
+- ``datasource_columns``: the same with ``option("columns", ...)`` naming the
+  three columns the queries use (the Python data source API does not tell a
+  source which columns a query needs).
+
+Every path's figures are checked equal to the plain read's before any time is
+reported, and each ratio is ``plain seconds / path seconds`` (above 1: faster
+than Spark alone). The report is JSON on stdout.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lakesieve.bench.full_reads import local_path
+
+#: Four queries of the benchmark; ``{lo}``/``{hi}``/``{key}`` are filled from the table.
+QUERIES: dict[str, str] = {
+    "point": "l_orderkey = {key}",
+    "range_0.1pct": "l_orderkey BETWEEN {lo} AND {hi}",
+    "month_no_pruning": "l_shipdate >= DATE'1995-03-01' AND l_shipdate < DATE'1995-04-01'",
+    "every_row": "",
+}
+
+
+#: The columns the queries need, for the data source's ``columns`` option.
+QUERY_COLUMNS = "l_orderkey,l_quantity,l_shipdate"
+
+
+def aggregate(frame: Any) -> tuple[int, float]:
+    """``(count(*), sum(l_quantity))`` of a frame."""
+    from pyspark.sql import functions as F
+
+    row = frame.agg(F.count(F.lit(1)), F.sum("l_quantity")).first()
+    return int(row[0]), float(row[1] or 0)
+
+
+def median_seconds(fn: Callable[[], Any], repeats: int) -> tuple[Any, float, list[float]]:
+    """``(last result, median seconds, every time)`` of ``repeats`` calls after one warm-up."""
+    got = fn()
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        got = fn()
+        times.append(time.perf_counter() - t0)
+    return got, statistics.median(times), [round(t, 3) for t in times]
+
+
+def prepare(spark: Any, scale: float, workdir: Path, commits: int = 16) -> str:
+    """The interleaved lineitem Hudi table at ``workdir/hudi`` with a Sieve index on ``l_orderkey``.
+
+    Reuses a table (and index) already there. ``commits`` only changes how
+    long the build takes: each location holds the same runs whatever the
+    number of commits that wrote them.
+    """
+    import shutil
+
+    import lakesieve
+    from lakesieve.bench.tpch import generate_lineitem, write_interleaved_hudi
+
+    table_path = workdir / "hudi"
+    done = workdir / "hudi.complete"
+    if not done.exists():
+        shutil.rmtree(table_path, ignore_errors=True)
+        source = generate_lineitem(scale, workdir / f"tpch-sf{scale}")
+        write_interleaved_hudi(spark, source, table_path, commits=commits, progress=True)
+        done.write_text("written\n")
+    table = lakesieve.open(str(table_path))
+    if not any(d.column == "l_orderkey" for d in table.indexes()):
+        table.build_index("l_orderkey", "sieve", spark=spark)
+    return str(table_path)
+
+
+def key_bounds(spark: Any, files: list[str]) -> tuple[int, int]:
+    """The smallest and largest ``l_orderkey`` of the files (a Spark job)."""
+    from pyspark.sql import functions as F
+
+    row = spark.read.parquet(*files).agg(F.min("l_orderkey"), F.max("l_orderkey")).first()
+    return int(row[0]), int(row[1])
+
+
+def run(spark: Any, table_path: str, repeats: int = 5, with_columns: bool = True) -> dict[str, Any]:
+    """Time the four queries on the three paths; raise if any path disagrees with the plain read."""
+    import lakesieve
+
+    table = lakesieve.open(table_path)
+    plan = table.plan(None)
+    files = [p for p in (local_path(table, u) for u in plan.units) if p]
+    lo, hi = key_bounds(spark, files)
+    span = hi - lo + 1
+    mid = lo + span // 2
+    width = max(1, span // 1000)  # 0.1% of the key range: two runs of the interleaved layout
+    fill = {"key": mid, "lo": mid, "hi": mid + width - 1}
+    out: dict[str, Any] = {"table": table_path, "locations": len(plan.units), "queries": {}}
+    for name, text in QUERIES.items():
+        where = text.format(**fill)
+
+        def plain(where: str = where) -> tuple[int, float]:
+            frame = spark.read.parquet(*files)
+            return aggregate(frame.where(where) if where else frame)
+
+        def table_read(where: str = where) -> tuple[int, float]:
+            return aggregate(table.read(spark, where or None, refresh=False))
+
+        def datasource(where: str = where) -> tuple[int, float]:
+            # loaded per query: Spark reuses a loaded relation's last pushdown (see lakesieve.datasource)
+            source = spark.read.format("lakesieve").load(table_path)
+            return aggregate(source.where(where) if where else source)
+
+        want, plain_s, plain_all = median_seconds(plain, repeats)
+        row: dict[str, Any] = {"where": where, "rows": want[0], "plain_s": round(plain_s, 3)}
+        row["plain_times"] = plain_all
+        row["selected"] = len(table.plan(where or None).units)
+
+        def datasource_columns(where: str = where) -> tuple[int, float]:
+            source = (
+                spark.read.format("lakesieve").option("columns", QUERY_COLUMNS).load(table_path)
+            )
+            return aggregate(source.where(where) if where else source)
+
+        paths: list[tuple[str, Callable[[], tuple[int, float]]]] = [
+            ("table_read", table_read),
+            ("datasource", datasource),
+        ]
+        if with_columns:
+            paths.append(("datasource_columns", datasource_columns))
+        for label, fn in paths:
+            got, secs, every = median_seconds(fn, repeats)
+            if got[0] != want[0] or abs(got[1] - want[1]) > 1e-6 * max(1.0, abs(want[1])):
+                raise AssertionError(f"{label} of {name!r} returned {got}, the plain read {want}")
+            row[f"{label}_s"] = round(secs, 3)
+            row[f"{label}_times"] = every
+            row[f"{label}_vs_plain"] = round(plain_s / max(secs, 1e-9), 2)
+        out["queries"][name] = row
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command line: build or reuse the table, time the paths, print JSON."""
+    parser = argparse.ArgumentParser(prog="python -m lakesieve.bench.spark_paths")
+    parser.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor")
+    parser.add_argument("--dir", required=True, help="work directory (table is reused there)")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--commits", type=int, default=16, help="commits writing a new table")
+    args = parser.parse_args(argv)
+    from lakesieve.session import get_spark
+
+    spark = get_spark()
+    workdir = Path(args.dir)
+    workdir.mkdir(parents=True, exist_ok=True)
+    path = prepare(spark, args.scale, workdir, args.commits)
+    report = run(spark, path, args.repeats)
+    report["scale"] = args.scale
+    report["cores"] = os.cpu_count()
+    report["load"] = os.getloadavg()
+    json.dump(report, sys.stdout, indent=2)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,206 @@
+"""The ``lakesieve`` Spark data source: exact rows, the early row filter, the scan description.
+
+Real Spark and real Hudi tables: a merge-on-read table with upserts and
+deletes (log files to merge) indexed by Sieve, and a table of doubles holding
+NaN, -0.0 and NULL where Arrow's comparisons differ from Spark SQL's.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import lakesieve
+import pyarrow as pa
+import pytest
+from lakesieve.datasource import LakesieveReader, describe_scan
+from lakesieve.datasource_units import (
+    UnitPartition,
+    read_partition,
+    to_target,
+    unit_from_json,
+    unit_to_json,
+)
+from lakesieve.model import WriteOptions
+from lakesieve.table import write
+from pyspark.sql.datasource import EqualTo, GreaterThan
+
+from .tables import expected_rows, make_rows, sorted_rows, spark_where, write_rows
+
+
+@pytest.fixture(scope="module")
+def mor(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """A partitioned merge-on-read table: bulk insert, upserts and deletes; Sieve on ``k``."""
+    path = tmp_path_factory.mktemp("ds") / "mor"
+    opts: dict[str, Any] = {"partition_by": ("part",), "table_type": "mor"}
+    write_rows(spark, path, make_rows(range(0, 1200), 1), mode="bulk_insert", file_groups=4, **opts)
+    table = lakesieve.open(path)
+    table.build_index("k", type="sieve", spark=spark)
+    write_rows(spark, path, make_rows(range(100, 300, 2), 2, version=1), mode="upsert", **opts)
+    write_rows(spark, path, make_rows(range(500, 600), 3), mode="delete", **opts)
+    return {"path": str(path), "table": lakesieve.open(path)}
+
+
+QUERIES = [
+    "k = 60",
+    "k BETWEEN 40 AND 45",
+    "k IN (1, 170, 390)",
+    "k = 180",  # rows 540..542 were deleted
+    "s = 'cedar-0003' AND d >= DATE '2024-01-05'",
+    "amount > 500.25 AND k < 120",
+    "version = 1 AND part = 'p1'",
+    "k IS NULL",
+    "k > 100000",
+]
+
+
+@pytest.mark.parametrize("where", QUERIES)
+def test_data_source_rows_equal_spark_over_hudi_rs(
+    spark: Any, mor: dict[str, Any], where: str
+) -> None:
+    got = spark.read.format("lakesieve").load(mor["path"]).where(where)
+    assert sorted_rows(got) == expected_rows(spark, mor["path"], where)
+
+
+def test_full_read_through_sql_view_equals_hudi_rs(spark: Any, mor: dict[str, Any]) -> None:
+    spark.sql(
+        f"CREATE OR REPLACE TEMPORARY VIEW ds_mor USING lakesieve OPTIONS (path '{mor['path']}')"
+    )
+    got = spark.sql("SELECT * FROM ds_mor")
+    want = expected_rows(spark, mor["path"], "TRUE")
+    assert len(want) == 1200 - 100 and sorted_rows(got) == want
+
+
+def test_read_without_predicate_returns_every_row_of_the_unit(mor: dict[str, Any]) -> None:
+    table = mor["table"]
+    plan = table.plan(None)
+    instant = plan.table_instant.id if plan.table_instant else None
+    rows = 0
+    for unit in plan.units:
+        part = UnitPartition(unit_to_json(unit), table.path, table.format, instant, {})
+        rows += sum(b.num_rows for b in read_partition(part, table.schema()))
+    assert rows == 1100
+
+
+def test_to_target_passes_matching_batches_and_casts_the_others() -> None:
+    target = pa.schema([("a", pa.int64()), ("b", pa.string())])
+    same = pa.record_batch([pa.array([1, 2]), pa.array(["x", None])], schema=target)
+    assert to_target(same, target) is same
+    other = pa.record_batch(
+        [pa.array(["y", "z"], pa.large_string()), pa.array([3, 4], pa.int32())], names=["b", "a"]
+    )
+    got = to_target(other, target)
+    assert got.schema.equals(target) and got.column("a").to_pylist() == [3, 4]
+    assert got.column("b").to_pylist() == ["y", "z"]
+
+
+@pytest.fixture(scope="module")
+def doubles(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A Hudi table whose double column holds NaN, -0.0, 0.0, infinities and NULL."""
+    path = tmp_path_factory.mktemp("ds") / "doubles"
+    values = [float("nan"), -0.0, 0.0, 1.5, float("inf"), float("-inf"), None, 2.0]
+    rows = [(i, v) for i, v in enumerate(values * 4)]
+    df = spark.createDataFrame(rows, "id bigint, x double")
+    opts = WriteOptions(mode="insert", record_key=("id",), file_groups=2)
+    write(path, df, format="hudi", options=opts, spark=spark)
+    lakesieve.open(path).build_index("x", type="zonemap", spark=spark)
+    return str(path)
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        "x = 0.0",
+        "x = CAST('NaN' AS DOUBLE)",
+        "x > 1.5",
+        "x >= CAST('-Infinity' AS DOUBLE)",
+        "x < 0.0",
+        "x IN (0.0, CAST('NaN' AS DOUBLE))",
+        "x IS NULL",
+    ],
+)
+def test_float_edge_values_match_spark(spark: Any, doubles: str, where: str) -> None:
+    got = spark.read.format("lakesieve").load(doubles).where(where).select("id", "x")
+    oracle = lakesieve.open(doubles).read_arrow(refresh=False).select(["id", "x"])
+    want = spark_where(spark, oracle, where)
+    ids = sorted(r[0] for r in got.collect())
+    assert ids and ids == sorted(r[0] for r in want.collect())
+
+
+def test_scan_description_names_predicate_locations_and_indexes(
+    mor: dict[str, Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    reader = LakesieveReader({"path": mor["path"]}, None)  # type: ignore[arg-type]
+    reader.pushFilters([EqualTo(("k",), 60), GreaterThan(("amount",), 1.5)])
+    with caplog.at_level(logging.INFO, logger="lakesieve.datasource"):
+        parts = reader.partitions()
+    table = mor["table"]
+    total = len(table.snapshot().units)
+    line = reader.description
+    assert f"selected {len(parts)} of {total} locations" in line
+    assert len(parts) < total
+    assert "`k` = CAST(60 AS BIGINT)" in line and "`amount`" in line
+    assert "indexes used: k_sieve (sieve)" in line
+    assert line in caplog.text
+    plan = table.plan("k = 60 AND amount > 1.5")
+    assert describe_scan(plan, table).split(": ", 1)[1] == line.split(": ", 1)[1]
+
+
+def test_scan_without_filters_says_nothing_was_pruned(mor: dict[str, Any]) -> None:
+    reader = LakesieveReader({"path": mor["path"]}, None)  # type: ignore[arg-type]
+    reader.pushFilters([])
+    parts = reader.partitions()
+    assert "pushed predicate none" in reader.description
+    assert f"selected {len(parts)} of {len(parts)} locations" in reader.description
+    assert "indexes used: none" in reader.description
+
+
+def test_plan_claims_no_filter_so_spark_filters_again(spark: Any, mor: dict[str, Any]) -> None:
+    df = spark.read.format("lakesieve").load(mor["path"]).where("k = 60")
+    text = df._jdf.queryExecution().executedPlan().toString()
+    scan = text.index("BatchScan lakesieve")
+    assert text.index("Filter") < scan and "= 60)" in text[:scan]  # Spark filters above the scan
+
+
+def test_pruned_partitions_hold_only_selected_units(mor: dict[str, Any]) -> None:
+    reader = LakesieveReader({"path": mor["path"]}, None)  # type: ignore[arg-type]
+    reader.pushFilters([EqualTo(("k",), 60)])
+    parts = reader.partitions()
+    want = {u.location for u in mor["table"].plan("k = 60").units}
+    assert {unit_from_json(p.unit_json).location for p in parts} == want  # type: ignore[attr-defined]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Spark 4.x reuses the partitions of the relation's last filter pushdown for a query "
+    "with no filter to push",
+)
+def test_reused_frame_without_filters_reads_every_location(spark: Any, mor: dict[str, Any]) -> None:
+    frame = spark.read.format("lakesieve").load(mor["path"])
+    assert frame.where("k = 60").count() == len(expected_rows(spark, mor["path"], "k = 60"))
+    assert frame.count() == 1100
+
+
+def test_columns_option_reads_only_the_named_columns(spark: Any, mor: dict[str, Any]) -> None:
+    frame = spark.read.format("lakesieve").option("columns", "k, s,id").load(mor["path"])
+    assert frame.columns == ["k", "s", "id"]
+    where = "k BETWEEN 40 AND 45 OR s = 'cedar-0003'"
+    got = sorted_rows(frame.where(where), ("id", "k", "s"))
+    assert got and got == expected_rows(spark, mor["path"], where, columns=("id", "k", "s"))
+
+
+def test_columns_option_in_sql_view_counts_every_row(spark: Any, mor: dict[str, Any]) -> None:
+    spark.sql(
+        "CREATE OR REPLACE TEMPORARY VIEW ds_cols USING lakesieve "
+        f"OPTIONS (path '{mor['path']}', columns 'amount')"
+    )
+    row = spark.sql("SELECT count(*), sum(amount) FROM ds_cols").first()
+    want = spark_where(spark, lakesieve.open(mor["path"]).read_arrow(refresh=False), "TRUE")
+    total = want.agg({"amount": "sum"}).first()[0]
+    assert row[0] == 1100 and abs(row[1] - total) < 1e-6
+
+
+def test_columns_option_names_an_unknown_column(spark: Any, mor: dict[str, Any]) -> None:
+    frame = spark.read.format("lakesieve").option("columns", "k,nope")
+    with pytest.raises(Exception, match="has no column 'nope'"):
+        frame.load(mor["path"]).count()
