@@ -138,6 +138,19 @@ class Changes:
             a format that cannot tell leaves it empty.
         key_columns: the columns identifying a record (Hudi's record key
             fields), whose values ``updated_in_place`` locations keep.
+        record_id_column: a column holding a record identifier that is
+            unique within a location (Hudi's ``_hoodie_record_key``), or
+            ``None``.
+        write_time_column: a string column holding, per row, the instant id
+            that last wrote the row (Hudi's ``_hoodie_commit_time``), or
+            ``None``.
+        stamped: touched locations where, between ``start`` and ``end``,
+            every row written carries a ``write_time_column`` value above
+            ``start``, every other row is exactly as it was at ``start`` (at
+            the same location), and no record identifier left the location.
+            Their changes can be read as the rows stamped after ``start``
+            plus the versions at ``start`` of those records. Optional: a
+            format that cannot tell leaves it empty.
     """
 
     start: str | None
@@ -147,6 +160,9 @@ class Changes:
     removed: frozenset[str] = frozenset()
     updated_in_place: frozenset[str] = frozenset()
     key_columns: tuple[str, ...] = ()
+    record_id_column: str | None = None
+    write_time_column: str | None = None
+    stamped: frozenset[str] = frozenset()
 
     @property
     def touched(self) -> frozenset[str]:

@@ -10,6 +10,10 @@ and removed per key and location, so a delete never takes away a location
 that other rows of the key still need. Locations the format reports as
 updated in place (records replaced by new versions of themselves) are not
 read when the indexed column identifies records: their keys cannot change.
+Locations whose rows carry the instant that wrote them (Hudi's
+``_hoodie_commit_time``) are read as only the rows written since the index's
+instant and the previous versions of exactly those records
+(:mod:`lakesieve.refresh_plan` derives why that is exact).
 
 A small delta is stored as a **delta state** on top of the previous state;
 lookups add its positive pairs to the base's answer
@@ -42,9 +46,10 @@ from lakesieve.errors import CommitConflictError, LakesieveError
 from lakesieve.index_build import build_state
 from lakesieve.index_log import IndexDefinition, IndexState, LogSnapshot, add_state_action
 from lakesieve.index_state import TableIndexes
-from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant, Snapshot
+from lakesieve.model import BuiltIndex, Instant
 from lakesieve.overlay import DELTA_COLUMNS, DELTA_FILE
 from lakesieve.planner import LakesieveWarning
+from lakesieve.refresh_plan import DeltaPlan, plan_delta, summed_frame
 from lakesieve.session import get_spark
 from lakesieve.vacuum import vacuum
 
@@ -92,6 +97,7 @@ class RefreshResult:
     delta_rows: int = 0
     locations_read: int = 0
     locations_skipped_in_place: int = 0
+    locations_stamped: int = 0
     chain_length: int = 0
     seconds: float = 0.0
     retries: int = 0
@@ -109,31 +115,6 @@ class _HeadMoved(Exception):
 # --------------------------------------------------------------------------- deltas
 
 
-@dataclass
-class DeltaPlan:
-    """The locations a delta must read."""
-
-    old_units: tuple[Any, ...]
-    new_units: tuple[Any, ...]
-    skipped_in_place: int
-
-
-def plan_delta(table: TableIndexes, column: str, start: Instant, end: Instant) -> DeltaPlan:
-    """The read units, at ``start`` and at ``end``, whose keys may differ."""
-    changes = table.view.fmt.changes(start.id, end.id)
-    touched = set(changes.touched)
-    skipped = 0
-    if column in changes.key_columns:
-        in_place = touched & set(changes.updated_in_place)
-        skipped = len(in_place)
-        touched -= in_place
-    if not touched:
-        return DeltaPlan((), (), skipped)
-    old: Snapshot = table.view.snapshot_at(start)
-    new: Snapshot = table.view.snapshot_at(end)
-    return DeltaPlan(old.units_for(touched), new.units_for(touched), skipped)
-
-
 def delta_frame(
     table: TableIndexes,
     spark: SparkSession,
@@ -142,26 +123,14 @@ def delta_frame(
     end: Instant,
     plan: DeltaPlan,
 ) -> DataFrame | None:
-    """Spark frame of ``(key, location, count)`` between two instants; ``None`` when nothing to read."""
-    from pyspark.sql import functions as F
+    """Spark frame of ``(key, location, count)`` between two instants; ``None`` when nothing to read.
 
-    frames = []
-    for units, inst, sign in ((plan.old_units, start, -1), (plan.new_units, end, 1)):
-        if not units:
-            continue
-        frame = table.view.fmt.read(spark, units, inst.id, True)
-        frames.append(
-            frame.select(
-                F.col(column).alias("key"),
-                F.col(LOCATION_COLUMN).alias("location"),
-                F.lit(sign).cast("long").alias("count"),
-            )
-        )
-    if not frames:
-        return None
-    union = frames[0] if len(frames) == 1 else frames[0].unionByName(frames[1])
-    summed = union.groupBy("key", "location").agg(F.sum("count").cast("long").alias("count"))
-    return summed.where(F.col("count") != 0)
+    Frames it keeps cached are recorded in ``plan.held`` for the caller to release.
+    """
+    frame, held = summed_frame(table, spark, column, start, end, plan)
+    if held is not None:
+        plan.held.append(held)
+    return frame
 
 
 def _stored_deltas(table: TableIndexes, chain: list[IndexState]) -> list[pa.Table]:
@@ -292,18 +261,22 @@ def refresh_index(
             result.chain_length = len(definition.chain(head)) - 1
             return result
         spark = spark or get_spark()
+        plan: DeltaPlan | None = None
         try:
             if head.instant not in on_timeline:
                 raise LakesieveError(f"index instant {head.instant} is not on the table's timeline")
             chain = definition.chain(head)
             start = next(i for i in line if i.id == head.instant)
             plan = plan_delta(table, definition.column, start, target)
-            result.locations_read = len({u.location for u in plan.old_units + plan.new_units})
-            result.locations_skipped_in_place = plan.skipped_in_place
             frame = delta_frame(table, spark, definition.column, start, target, plan)
+            result.locations_read = plan.locations_read
+            result.locations_skipped_in_place = plan.skipped_in_place
+            result.locations_stamped = plan.locations_stamped
         except _HeadMoved:
             raise
         except Exception as exc:
+            for held in plan.held if plan is not None else ():
+                held.unpersist()
             warnings.warn(
                 f"index {name!r} on table {table.path}: changes since {head.instant} cannot be read "
                 f"incrementally ({exc}); rebuilding at {target.id}",
@@ -356,6 +329,8 @@ def refresh_index(
         finally:
             if cached is not None:
                 cached.unpersist()
+            for held in plan.held:
+                held.unpersist()
         result.seconds = time.perf_counter() - started
         return result
     raise CommitConflictError(

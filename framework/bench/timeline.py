@@ -4,11 +4,13 @@ On the skeleton's interleaved TPC-H table (1024 key runs in 64 bucketed file
 groups), as copy-on-write and as merge-on-read, one run measures:
 
 1. a full Sieve build on ``l_orderkey`` (and on ``l_partkey``, a column that
-   is not part of the record key, so refresh must read the touched groups);
+   is not part of the record key, so refresh must read the rows written by
+   the commit and their previous versions);
 2. ``commits`` upsert commits, each rewriting every line of 1% of the orders
    (chosen at random, seeded), each followed by ``index refresh`` — the
    first refresh's time as a share of the full build, and its answers
-   compared with a fresh build of the same instant on every query;
+   compared with a fresh build of the same instant on every query (points
+   and ranges on ``l_orderkey``, and on ``l_partkey`` for that index);
 3. index compaction after the last commit, then the file groups selected per
    point lookup (and the ideal count);
 4. pruned reads as of the first instant against full reads of that instant.
@@ -150,6 +152,15 @@ def run_table(
         f"l_orderkey between {a} and {b}" for a, b in ranges
     ]
 
+    part_bounds = table.full_read(spark).agg(F.min("l_partkey"), F.max("l_partkey")).first()
+    assert part_bounds is not None
+    p_lo, p_hi = int(part_bounds[0]), int(part_bounds[1])
+    p_width = max(1, (p_hi - p_lo) // 1000)
+    part_wheres = [f"l_partkey = {rng.randint(p_lo, p_hi)}" for _ in range(points)] + [
+        f"l_partkey between {a} and {a + p_width}"
+        for a in (rng.randint(p_lo, p_hi - p_width) for _ in range(50))
+    ]
+
     commits_out = []
     for c in range(commits):
         write_s, rows = _upsert(spark, table, fraction, seed + c + 1, table_type)
@@ -162,6 +173,7 @@ def run_table(
                 "action": res.action,
                 "locations_read": res.locations_read,
                 "skipped_in_place": res.locations_skipped_in_place,
+                "stamped": res.locations_stamped,
                 "delta_rows": res.delta_rows,
             }
         if c == 0:
@@ -179,6 +191,14 @@ def run_table(
                 a == b for a, b in zip(refreshed, fresh, strict=True)
             )
             entry["answers_compared"] = len(wheres)
+            refreshed = _answers(table, "sieve_partkey", part_wheres)
+            table.build_index("l_partkey", type="sieve", name="sieve_partkey_fresh", spark=spark)
+            fresh = _answers(table, "sieve_partkey_fresh", part_wheres)
+            table.drop_index("sieve_partkey_fresh")
+            entry["answers_equal_fresh_build_partkey"] = sum(
+                a == b for a, b in zip(refreshed, fresh, strict=True)
+            )
+            entry["answers_compared_partkey"] = len(part_wheres)
             table.drop_index("sieve_partkey")
         commits_out.append(entry)
         _say(f"[{table_type}] commit {c + 1}: {entry}")

@@ -14,6 +14,18 @@ The answer must be a superset of the truth, so every doubt widens it:
   is reported as rewritten (the call raises if the snapshot at ``end``
   cannot be listed, rather than answer with less).
 
+**Stamped locations** (``Changes.stamped``): every Hudi writer stamps the
+rows it writes with its instant in ``_hoodie_commit_time``, copies untouched
+rows of a rewritten file group with their old stamp, and compaction keeps
+stamps. So a location is stamped when, in a forward range read from complete
+metadata, no rollback, restore or late completion falls in the range, no
+instant in it moves rows between file groups (clustering, insert overwrite:
+moved rows keep an old stamp at a new location), every write stat of the
+location records ``numDeletes`` as 0, the table populates meta fields and the
+range's instant ids have one length (so they compare as strings). Refresh
+then reads only the rows stamped after ``start`` and the previous versions of
+exactly those record keys.
+
 Direction: instants *strictly after the smaller* bound and *up to and including
 the larger* are considered, whatever the order of ``start`` and ``end``. When
 ``end`` is older than ``start`` (time travel backwards) the classification is
@@ -29,6 +41,10 @@ from lakesieve.model import Changes, TableRef
 from lakesieve.plugins.hudi import instant_touches, storage, tables, timeline
 from lakesieve.plugins.hudi.avro_container import read_container
 from lakesieve.plugins.hudi.snapshot import snapshot_locations
+
+#: The meta columns a stamped refresh reads.
+RECORD_KEY_COLUMN = "_hoodie_record_key"
+COMMIT_TIME_COLUMN = "_hoodie_commit_time"
 
 
 def _in_range(ts: str, low: str | None, high: str) -> bool:
@@ -87,7 +103,8 @@ def compute_changes(table: TableRef, start: str | None, end: str) -> Changes:
         not instants or low is None or low < instants[0].timestamp
     )
     chosen = {i.timestamp: i for i in instants if _in_range(i.timestamp, low, high)}
-    for inst in _late_completions(instants, files.completion_times, low, high):
+    late = _late_completions(instants, files.completion_times, low, high)
+    for inst in late:
         chosen.setdefault(inst.timestamp, inst)
 
     per_instant: list[tuple[str, instant_touches.Touches]] = []
@@ -104,9 +121,11 @@ def compute_changes(table: TableRef, start: str | None, end: str) -> Changes:
         except Exception:
             conservative = True
     fs, _ = storage.resolve(table.path)
+    undone_in_range = False
     for ts, _action, path in files.undo_files:
         if not _in_range(ts, low, high):
             continue
+        undone_in_range = True
         try:
             undone = instant_touches.touches_of_undo(read_container(storage.read_bytes(fs, path)))
         except Exception:
@@ -132,6 +151,16 @@ def compute_changes(table: TableRef, start: str | None, end: str) -> Changes:
     updated = (
         frozenset() if conservative else frozenset(loc for loc in rewritten if in_place.get(loc))
     )
+    stamped: frozenset[str] = frozenset()
+    if (
+        forward
+        and start is not None
+        and not conservative
+        and not undone_in_range
+        and not late
+        and config.populates_meta_fields
+    ):
+        stamped = _stamped(start, end, [t for _, t in per_instant], [*chosen])
     if not forward:
         added, removed = removed, added
     return Changes(
@@ -142,4 +171,27 @@ def compute_changes(table: TableRef, start: str | None, end: str) -> Changes:
         removed=removed,
         updated_in_place=updated,
         key_columns=config.record_key_fields,
+        record_id_column=RECORD_KEY_COLUMN if stamped else None,
+        write_time_column=COMMIT_TIME_COLUMN if stamped else None,
+        stamped=stamped,
     )
+
+
+def _stamped(
+    start: str, end: str, touches: list[instant_touches.Touches], instant_ids: list[str]
+) -> frozenset[str]:
+    """Locations whose changes in ``(start, end]`` are exactly the rows stamped after ``start``.
+
+    Only called for a forward range with readable metadata and no rollback,
+    restore or late completion in it; see the module docstring.
+    """
+    if any(len(ts) != len(start) for ts in [end, *instant_ids]):
+        return frozenset()
+    if any(t.moves_rows for t in touches):
+        return frozenset()
+    kept: set[str] = set()
+    lost: set[str] = set()
+    for t in touches:
+        kept |= t.kept_keys
+        lost |= (t.added | t.rewritten | t.removed) - t.kept_keys
+    return frozenset(kept - lost)

@@ -28,6 +28,9 @@ _cache_lock = threading.Lock()
 #: ``prevCommit`` values that mean "this write created the file group".
 _NO_PREVIOUS = {"", "null", "none"}
 
+#: Operations that carry rows into other file groups, keeping their commit time.
+_MOVING_OPERATIONS = {"CLUSTER", "INSERT_OVERWRITE", "INSERT_OVERWRITE_TABLE", "DELETE_PARTITION"}
+
 
 def load_metadata(table: HudiTable, inst: HudiInstant) -> dict[str, Any]:
     """The decoded metadata of a completed instant (cached: it never changes).
@@ -58,12 +61,24 @@ class Touches:
     ``in_place`` holds the rewritten locations whose every write stat says
     records were only updated: ``numInserts`` and ``numDeletes`` both
     recorded as 0, so the set of record keys there did not change.
+    ``kept_keys`` holds the added and rewritten locations whose every write
+    stat records ``numDeletes`` as 0: no record key left them. ``moves_rows``
+    is set for an instant that replaces file groups (clustering, insert
+    overwrite), which carries rows to new locations with their old
+    ``_hoodie_commit_time``.
     """
 
     added: set[str] = field(default_factory=set)
     rewritten: set[str] = field(default_factory=set)
     removed: set[str] = field(default_factory=set)
     in_place: set[str] = field(default_factory=set)
+    kept_keys: set[str] = field(default_factory=set)
+    moves_rows: bool = False
+
+
+def _zero(value: Any) -> bool:
+    """Whether a write stat field is recorded as the integer 0."""
+    return isinstance(value, int) and not isinstance(value, bool) and value == 0
 
 
 def _keys_unchanged(stat: Mapping[str, Any]) -> bool:
@@ -104,6 +119,7 @@ def touches_of_commit(meta: Mapping[str, Any]) -> Touches:
     """
     out = Touches()
     changed_keys: set[str] = set()
+    lost_keys: set[str] = set()
     for partition, stat in _write_stats(meta):
         file_id = stat.get("fileId")
         if not file_id:
@@ -114,11 +130,16 @@ def touches_of_commit(meta: Mapping[str, Any]) -> Touches:
         (out.added if prev in _NO_PREVIOUS else out.rewritten).add(loc)
         if not _keys_unchanged(stat):
             changed_keys.add(loc)
+        if not _zero(stat.get("numDeletes")):
+            lost_keys.add(loc)
     for partition, file_ids in _mapping(meta.get("partitionToReplaceFileIds")).items():
         for file_id in file_ids or []:
             out.removed.add(location_of(str(partition or ""), str(file_id)))
     out.rewritten -= out.added
     out.in_place = out.rewritten - changed_keys - out.removed
+    out.kept_keys = (out.added | out.rewritten) - lost_keys - out.removed
+    operation = str(meta.get("operationType") or "").upper()
+    out.moves_rows = bool(out.removed) or operation in _MOVING_OPERATIONS
     return out
 
 

@@ -115,8 +115,10 @@ def read_unit_batches(
         return
     _, reader, schema = _reader_for(table_path, options, instant)
     target = project(target if target is not None else schema, columns)
+    # asked for a few columns, hudi-rs reads only those (and what merging needs)
+    read_options = HudiReadOptions(projection=list(target.names)) if columns else HudiReadOptions()
     stream = reader.read_file_slice_from_paths_stream(
-        base_file or "", list(log_files), HudiReadOptions()
+        base_file or "", list(log_files), read_options
     )
     for batch in stream:
         if batch.num_rows:

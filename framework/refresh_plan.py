@@ -1,0 +1,217 @@
+"""What a refresh reads to compute an index's delta between two instants.
+
+An index maps each key to the locations holding it, with a row count per
+``(key, location)``. The delta from instant ``start`` to ``end`` is, per
+``(key, location)``, the rows there at ``end`` minus the rows there at
+``start`` (:mod:`lakesieve.overlay`, ``IndexType.apply_delta``). Counts make
+removals safe: a pair leaves an index only when its summed count reaches 0,
+that is when no remaining row of the location holds the key, so handing
+over an exact count difference is all refresh must do. The format plugin's
+``changes`` sorts the touched locations into three groups, each read its
+own way:
+
+**Updated in place, indexed column in the record key** (``updated_in_place``
+and ``key_columns``): records were only replaced by new versions of
+themselves, which cannot change the key: nothing is read.
+
+**Stamped** (``Changes.stamped``, with ``record_id_column`` R and
+``write_time_column`` W): every row written in ``(start, end]`` carries
+``W > start``, every other row is unchanged and stays at its location, and
+no record left the location. For such a location L, let N be its rows at
+``end`` with ``W > start`` (new or new versions) and U the rest (unchanged).
+Rows at ``start`` = U + the previous versions of the records of N that
+existed then (R is unique within L, and no record of ``start`` disappeared,
+so every row at ``start`` outside U has its R in N). Hence, exactly::
+
+    delta(L) = +N  -  { rows of L at start whose R is among N's R at L }
+
+Spark tasks read the ``end`` side through the format's ``read_unit`` with
+only R, W and the column, drop rows with ``W <= start`` before they reach the
+JVM, and keep that small set; the ``start`` side is read as narrowly and
+joined left-semi on ``(R, location)`` against it — broadcast when it is
+small, so the large side is never shuffled
+(:mod:`lakesieve.refresh_stamped`). Only the changed records reach the
+``groupBy``, instead of every row of every touched location twice.
+
+**Everything else** (deletes recorded, rollbacks, clustering, compaction
+the plugin cannot vouch for, missing metadata, a format that does not stamp
+rows): the exact general path reads the column of the touched locations at
+both instants, ``-1`` per row at ``start`` and ``+1`` per row at ``end``,
+and sums per ``(key, location)``.
+
+The three parts are unioned and summed, so the delta is exact whichever mix
+of paths a refresh takes; the general path is always a correct fallback.
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lakesieve.index_state import TableIndexes
+from lakesieve.model import LOCATION_COLUMN, Instant, Snapshot
+from lakesieve.planner import LakesieveWarning
+from lakesieve.refresh_stamped import stamped_delta
+
+if TYPE_CHECKING:
+    from pyspark.sql import DataFrame, SparkSession
+
+
+@dataclass
+class DeltaPlan:
+    """The locations a delta must read, and how.
+
+    Attributes:
+        old_units: read units at ``start`` read whole (the general path).
+        new_units: read units at ``end`` read whole (the general path).
+        skipped_in_place: locations not read at all (keys cannot have changed).
+        stamped_old_units: read units at ``start`` of stamped locations.
+        stamped_new_units: read units at ``end`` of stamped locations.
+        record_id_column: the record identifier column of stamped reads.
+        write_time_column: the write instant column of stamped reads.
+        held: cached frames of the delta's computation, released by the caller.
+    """
+
+    old_units: tuple[Any, ...]
+    new_units: tuple[Any, ...]
+    skipped_in_place: int
+    stamped_old_units: tuple[Any, ...] = ()
+    stamped_new_units: tuple[Any, ...] = ()
+    record_id_column: str | None = None
+    write_time_column: str | None = None
+    held: list[Any] = field(default_factory=list)
+
+    @property
+    def locations_read(self) -> int:
+        """Distinct locations the delta reads, on either path."""
+        units = self.old_units + self.new_units + self.stamped_old_units + self.stamped_new_units
+        return len({u.location for u in units})
+
+    @property
+    def locations_stamped(self) -> int:
+        """Distinct locations read on the stamped path."""
+        return len({u.location for u in self.stamped_old_units + self.stamped_new_units})
+
+
+def plan_delta(table: TableIndexes, column: str, start: Instant, end: Instant) -> DeltaPlan:
+    """The read units, at ``start`` and at ``end``, whose keys may differ, and how to read them."""
+    changes = table.view.fmt.changes(start.id, end.id)
+    touched = set(changes.touched)
+    skipped = 0
+    if column in changes.key_columns:
+        in_place = touched & set(changes.updated_in_place)
+        skipped = len(in_place)
+        touched -= in_place
+    stamped: set[str] = set()
+    rid, wtime = changes.record_id_column, changes.write_time_column
+    if rid and wtime and column not in (rid, wtime):
+        stamped = touched & set(changes.stamped)
+        touched -= stamped
+    if not touched and not stamped:
+        return DeltaPlan((), (), skipped)
+    old: Snapshot = table.view.snapshot_at(start)
+    new: Snapshot = table.view.snapshot_at(end)
+    return DeltaPlan(
+        old.units_for(touched),
+        new.units_for(touched),
+        skipped,
+        old.units_for(stamped),
+        new.units_for(stamped),
+        rid if stamped else None,
+        wtime if stamped else None,
+    )
+
+
+def _general_part(
+    table: TableIndexes,
+    spark: SparkSession,
+    column: str,
+    start: Instant,
+    end: Instant,
+    plan: DeltaPlan,
+) -> list[DataFrame]:
+    """``(key, location, count)`` frames of the whole-slice reads at both instants."""
+    from pyspark.sql import functions as F
+
+    frames = []
+    for units, inst, sign in ((plan.old_units, start, -1), (plan.new_units, end, 1)):
+        if not units:
+            continue
+        frame = table.view.fmt.read(spark, units, inst.id, True)
+        frames.append(
+            frame.select(
+                F.col(column).alias("key"),
+                F.col(LOCATION_COLUMN).alias("location"),
+                F.lit(sign).cast("long").alias("count"),
+            )
+        )
+    return frames
+
+
+def stamped_changes(
+    table: TableIndexes,
+    spark: SparkSession,
+    column: str,
+    start: Instant,
+    end: Instant,
+    plan: DeltaPlan,
+) -> tuple[list[DataFrame], DataFrame | None]:
+    """``(key, location, count)`` frames of the stamped locations, and the frame to unpersist.
+
+    See the module docstring: ``+1`` per row stamped after ``start`` at
+    ``end``, ``-1`` per row at ``start`` whose record has such a row at the
+    same location.
+    """
+    rid, wtime = plan.record_id_column, plan.write_time_column
+    if not plan.stamped_new_units or rid is None or wtime is None:
+        return [], None  # nothing at ``end``: no record written, none removed
+    fmt = table.view.fmt
+    key_type = fmt.read(spark, plan.stamped_new_units[:1], end.id, False).schema[column].dataType
+    return stamped_delta(
+        spark,
+        fmt,
+        plan.stamped_old_units,
+        plan.stamped_new_units,
+        start.id,
+        end.id,
+        rid,
+        wtime,
+        column,
+        key_type,
+    )
+
+
+def summed_frame(
+    table: TableIndexes,
+    spark: SparkSession,
+    column: str,
+    start: Instant,
+    end: Instant,
+    plan: DeltaPlan,
+) -> tuple[DataFrame | None, DataFrame | None]:
+    """The summed ``(key, location, count)`` delta (``None`` when nothing to read), and a frame to unpersist."""
+    from pyspark.sql import functions as F
+
+    try:
+        stamped, held = stamped_changes(table, spark, column, start, end, plan)
+    except Exception as exc:  # the general path reads the same locations exactly
+        warnings.warn(
+            f"table {table.path}: rows written since {start.id} cannot be read by their write "
+            f"time ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); reading "
+            f"{plan.locations_stamped} locations whole instead",
+            LakesieveWarning,
+            stacklevel=2,
+        )
+        plan.old_units += plan.stamped_old_units
+        plan.new_units += plan.stamped_new_units
+        plan.stamped_old_units, plan.stamped_new_units = (), ()
+        stamped, held = [], None
+    frames = _general_part(table, spark, column, start, end, plan) + stamped
+    if not frames:
+        return None, held
+    union = frames[0]
+    for part in frames[1:]:
+        union = union.unionByName(part)
+    summed = union.groupBy("key", "location").agg(F.sum("count").cast("long").alias("count"))
+    return summed.where(F.col("count") != 0), held
