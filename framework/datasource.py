@@ -15,16 +15,23 @@ Spark's plan cannot show it: for a Python data source Spark's scan
 description is the fixed text ``(Python)`` and its metadata lists only the
 filters the source claims to apply itself, and this source claims none.
 
-Known limit (Spark 4.x): Spark keeps the partitions a filter pushdown
-produced on the loaded relation, and a later query of the same DataFrame or
-SQL view that has no filter Spark can push (``df.count()`` after
-``df.where("k = 1").count()``) runs on those partitions without asking the
-source again, so it sees only the locations the earlier query selected. Load
-the table again (``spark.read.format("lakesieve").load(path)``) for such a
-query.
+Index pruning is off unless the ``prune`` option is ``true``, because of a
+Spark 4.x limit (seen in 4.3.0, fixed in later Spark sources): the JVM keeps
+the read plan a filter pushdown produced on the *relation* (the loaded
+DataFrame or SQL view), and a later query of the same relation that has no
+filter Spark can hand to Python (``df.count()`` after
+``df.where("k = 1").count()``, or a filter like ``k + 1 = 2``) runs on that
+plan without asking the source again. A pruned plan would then drop rows. So
+by default every scan reads every location (exact on any relation, reused or
+not), and ``option("prune", "true")`` prunes with the indexes: use it only on
+a relation loaded for one query (``spark.read.format("lakesieve")
+.option("prune", "true").load(path).where(...)``, loaded again per query).
+``Table.read`` prunes always and has no such limit: it hands Spark's own
+Parquet reader the selected files.
 
 Options: ``path`` (the table, or ``load(path)``), ``format`` (detected when
-absent), ``asOf`` (an instant), ``indexRoot``, ``columns`` (a comma-separated
+absent), ``asOf`` (an instant), ``indexRoot``, ``prune`` (``true`` or
+``false``, the default; see above), ``columns`` (a comma-separated
 list: the source then has only these columns and reads only them). Spark does
 not tell a Python data source which columns a query needs, so without
 ``columns`` every column of every selected location is decoded in Python and
@@ -79,7 +86,7 @@ def _table(options: dict[str, str]) -> Table:
         raise OptionError(
             "spark.read.format('lakesieve') needs a table path: .load(path) or option('path', ...)"
         )
-    reserved = {"path", "format", "asof", "indexroot", "columns"}
+    reserved = {"path", "format", "asof", "indexroot", "columns", "prune"}
     table_options = {k: v for k, v in options.items() if k.lower() not in reserved}
     return open_table(
         path,
@@ -105,6 +112,20 @@ def chosen_columns(options: dict[str, str], schema: pa.Schema, table: str) -> li
     if missing:
         raise OptionError(f"option columns: table {table} has no column {missing[0]!r}")
     return list(dict.fromkeys(names))
+
+
+def prune_requested(options: dict[str, str]) -> bool:
+    """The ``prune`` option: ``True`` for ``true``, ``False`` for ``false`` or when absent.
+
+    Raises:
+        OptionError: any other value.
+    """
+    text = next((v for k, v in options.items() if k.lower() == "prune"), None)
+    if text is None or text.strip().lower() == "false":
+        return False
+    if text.strip().lower() == "true":
+        return True
+    raise OptionError(f"option prune of format('lakesieve') must be true or false, not {text!r}")
 
 
 def describe_scan(plan: Plan, table: Table) -> str:
@@ -163,13 +184,15 @@ class LakesieveReader(DataSourceReader):
         return list(filters)
 
     def partitions(self) -> Sequence[InputPartition]:
-        """One partition per read unit the indexes could not rule out."""
+        """One partition per read unit the indexes could not rule out (every unit unless ``prune``)."""
         table = _table(self.options)
         where: Any = None
-        if self.pushed:
+        if self.pushed and prune_requested(self.options):
             where = self.pushed[0] if len(self.pushed) == 1 else p.And(tuple(self.pushed))
         plan = table.plan(where, self.options.get("asOf") or self.options.get("asof"))
         self.description = describe_scan(plan, table)
+        if self.pushed and where is None:
+            self.description += "; pruning off (option prune is not true)"
         log.info(self.description)
         instant = plan.table_instant.id if plan.table_instant else None
         opts = dict(table.ref.options)

@@ -230,7 +230,7 @@ def _job(work: Path) -> dict[str, Any]:
     built = build_declared(load_config(work / "lakesieve.toml"))
     table = lakesieve.open(path)
     ids = spark.sparkContext._jsc.sc().getExecutorIds().mkString(",")  # type: ignore[union-attr]
-    frame = spark.read.format("lakesieve").load(str(path)).where(WHERE)
+    frame = spark.read.format("lakesieve").option("prune", "true").load(str(path)).where(WHERE)
     return {
         "master": spark.sparkContext.master,
         "executors": [e for e in str(ids).split(",") if e],

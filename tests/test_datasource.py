@@ -21,6 +21,7 @@ from lakesieve.datasource_units import (
     unit_from_json,
     unit_to_json,
 )
+from lakesieve.errors import OptionError
 from lakesieve.model import WriteOptions
 from lakesieve.table import write
 from pyspark.sql.datasource import EqualTo, GreaterThan
@@ -130,7 +131,7 @@ def test_float_edge_values_match_spark(spark: Any, doubles: str, where: str) -> 
 def test_scan_description_names_predicate_locations_and_indexes(
     mor: dict[str, Any], caplog: pytest.LogCaptureFixture
 ) -> None:
-    reader = LakesieveReader({"path": mor["path"]}, None)  # type: ignore[arg-type]
+    reader = LakesieveReader({"path": mor["path"], "prune": "true"}, None)  # type: ignore[arg-type]
     reader.pushFilters([EqualTo(("k",), 60), GreaterThan(("amount",), 1.5)])
     with caplog.at_level(logging.INFO, logger="lakesieve.datasource"):
         parts = reader.partitions()
@@ -163,20 +164,55 @@ def test_plan_claims_no_filter_so_spark_filters_again(spark: Any, mor: dict[str,
 
 
 def test_pruned_partitions_hold_only_selected_units(mor: dict[str, Any]) -> None:
-    reader = LakesieveReader({"path": mor["path"]}, None)  # type: ignore[arg-type]
+    reader = LakesieveReader({"path": mor["path"], "prune": "TRUE"}, None)  # type: ignore[arg-type]
     reader.pushFilters([EqualTo(("k",), 60)])
     parts = reader.partitions()
     want = {u.location for u in mor["table"].plan("k = 60").units}
     assert {unit_from_json(p.unit_json).location for p in parts} == want  # type: ignore[attr-defined]
 
 
+def test_by_default_partitions_hold_every_unit_whatever_was_pushed(mor: dict[str, Any]) -> None:
+    for options in ({"path": mor["path"]}, {"path": mor["path"], "prune": "false"}):
+        reader = LakesieveReader(options, None)  # type: ignore[arg-type]
+        reader.pushFilters([EqualTo(("k",), 60)])
+        parts = reader.partitions()
+        want = {u.location for u in mor["table"].snapshot().units}
+        assert {unit_from_json(p.unit_json).location for p in parts} == want  # type: ignore[attr-defined]
+
+
+def test_prune_option_other_than_true_or_false_is_refused(mor: dict[str, Any]) -> None:
+    reader = LakesieveReader({"path": mor["path"], "prune": "yes"}, None)  # type: ignore[arg-type]
+    reader.pushFilters([EqualTo(("k",), 60)])
+    with pytest.raises(OptionError, match="option prune"):
+        reader.partitions()
+
+
+def test_reused_frame_and_view_without_filters_read_every_row(
+    spark: Any, mor: dict[str, Any]
+) -> None:
+    """The default scan is exact on a relation reused after a filtered query (Spark keeps its plan)."""
+    frame = spark.read.format("lakesieve").load(mor["path"])
+    assert frame.where("k = 60").count() == len(expected_rows(spark, mor["path"], "k = 60"))
+    assert frame.count() == 1100
+    assert frame.where("k + 1 = 61").count() == len(expected_rows(spark, mor["path"], "k = 60"))
+    spark.sql(
+        f"CREATE OR REPLACE TEMPORARY VIEW ds_reused USING lakesieve OPTIONS (path '{mor['path']}')"
+    )
+    assert spark.sql("SELECT count(*) FROM ds_reused WHERE k = 60").first()[0] == len(
+        expected_rows(spark, mor["path"], "k = 60")
+    )
+    assert spark.sql("SELECT count(*) FROM ds_reused").first()[0] == 1100
+
+
 @pytest.mark.xfail(
     strict=True,
-    reason="Spark 4.x reuses the partitions of the relation's last filter pushdown for a query "
-    "with no filter to push",
+    reason="Spark 4.x (4.3.0 here) reuses the plan of the relation's last filter pushdown for a "
+    "query with no filter to push, which is why pruning is opt-in",
 )
-def test_reused_frame_without_filters_reads_every_location(spark: Any, mor: dict[str, Any]) -> None:
-    frame = spark.read.format("lakesieve").load(mor["path"])
+def test_reused_pruning_frame_without_filters_reads_every_location(
+    spark: Any, mor: dict[str, Any]
+) -> None:
+    frame = spark.read.format("lakesieve").option("prune", "true").load(mor["path"])
     assert frame.where("k = 60").count() == len(expected_rows(spark, mor["path"], "k = 60"))
     assert frame.count() == 1100
 

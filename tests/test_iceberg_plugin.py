@@ -487,7 +487,12 @@ def test_index_survives_expiry_and_orphan_removal(spark: Any, tmp_path: Path) ->
     expected_all = _native(path)
     assert expected_all.num_rows == 100
     schema = table.schema()
-    through_source = spark.read.format("lakesieve").load(str(path)).where("id = 1042 OR id = 1077")
+    through_source = (
+        spark.read.format("lakesieve")
+        .option("prune", "true")
+        .load(str(path))
+        .where("id = 1042 OR id = 1077")
+    )
     assert sorted(r.id for r in through_source.collect()) == [1042, 1077]
 
     @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))

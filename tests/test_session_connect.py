@@ -150,7 +150,7 @@ def _client(work: Path) -> dict[str, Any]:
     )
     table = lakesieve.open(path)
     table.build_index("k", type="sieve", spark=spark)
-    frame = spark.read.format("lakesieve").load(str(path)).where(WHERE)
+    frame = spark.read.format("lakesieve").option("prune", "true").load(str(path)).where(WHERE)
     keys = (
         "spark.sql.session.timeZone",
         "spark.sql.python.filterPushdown.enabled",

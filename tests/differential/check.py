@@ -126,7 +126,12 @@ class Case:
             reads.append(
                 (
                     "data source",
-                    lambda w: self.spark.read.format("lakesieve").load(str(self.path)).where(w),
+                    lambda w: (
+                        self.spark.read.format("lakesieve")
+                        .option("prune", "true")
+                        .load(str(self.path))
+                        .where(w)
+                    ),
                 )
             )
         for path, frame in reads:
