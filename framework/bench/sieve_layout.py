@@ -201,6 +201,67 @@ def table_rows(out: dict[str, Any]) -> list[str]:
     return rows
 
 
+def synthetic(n_keys: int = 300_000, per_kind: int = 200, seed: int = 7) -> dict[str, Any]:
+    """The interleaved layout's shape in process (no Spark): sizes and ``lookup`` p50 per kind.
+
+    ``n_keys`` sparse keys with 1-7 rows each, in 1,024 runs over 64
+    locations, built by ``build_local``; each query kind is timed on
+    ``SieveIndex.lookup`` (warm path) and ``lookup_vectorised`` (numpy path).
+    """
+    import numpy as np
+    import pyarrow as pa
+    from lakesieve.indexes.sieve import build_local, load_index
+    from lakesieve.indexes.sieve.codec import FILE_NAME, decode, from_table
+    from lakesieve.indexes.sieve.legacy import write_v1
+    from lakesieve.ipc_files import stored_size
+    from lakesieve.model import KeyQuery
+
+    rng = np.random.default_rng(seed)
+    keys = np.sort(rng.choice(4 * n_keys, n_keys, replace=False)).astype(np.int64)
+    rows = rng.integers(1, 8, n_keys)
+    run_of = np.minimum(np.arange(n_keys) * 1024 // n_keys, 1023)
+    names = np.array([f"part=0/fg-{r % 64:02d}-0123456789abcdef0123" for r in run_of])
+    built = build_local(pa.array(np.repeat(keys, rows)), np.repeat(names, rows), "bigint", None, 2)
+    index = load_index(built)
+    v1 = write_v1(decode(from_table(built.files[FILE_NAME])), dict(built.meta))
+    span = 4 * n_keys
+    kinds: dict[str, list[KeyQuery]] = {
+        "point": [KeyQuery("points", values=(int(k),)) for k in rng.choice(keys, per_kind)],
+        "in": [
+            KeyQuery("points", values=tuple(int(k) for k in rng.choice(keys, 10)))
+            for _ in range(per_kind)
+        ],
+    }
+    for frac in (0.0001, 0.001, 0.01):
+        w = int(span * frac)
+        kinds[f"range_{frac:g}"] = [
+            KeyQuery("range", low=int(a), high=int(a) + w)
+            for a in rng.integers(0, span - w, per_kind)
+        ]
+    kinds["range_low"] = [KeyQuery("range", low=int(a)) for a in rng.integers(0, span, per_kind)]
+    out: dict[str, Any] = {
+        "entries": len(index.entry_loc),
+        "bytes_format1": stored_size(v1.files),
+        "bytes_format2": stored_size(built.files),
+        "load_average": [round(x, 2) for x in os.getloadavg()],
+    }
+    for path, fn in (("vectorised", index.lookup_vectorised), ("warm", index.lookup)):
+        fn(kinds["point"][0])
+        every: list[float] = []
+        per: dict[str, float] = {}
+        for kind, qs in kinds.items():
+            lat = []
+            for q in qs:
+                t0 = time.perf_counter()
+                fn(q)
+                lat.append((time.perf_counter() - t0) * 1e6)
+            per[kind] = round(statistics.median(lat), 1)
+            every += lat
+        per["all"] = round(statistics.median(every), 1)
+        out[f"p50_us_{path}"] = per
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point."""
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -210,7 +271,13 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workdir", default="bench-data")
     p.add_argument("--queries", type=int, default=100)
     p.add_argument("--json", dest="json_path")
+    p.add_argument(
+        "--synthetic", action="store_true", help="only the in-process interleaved-shaped index"
+    )
     args = p.parse_args(argv)
+    if args.synthetic:
+        print(json.dumps(synthetic(), indent=1))
+        return 0
     cfg = FullConfig(
         scale=args.scale,
         workdir=args.workdir,
