@@ -68,6 +68,7 @@ import decimal as _dec
 import math
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -147,8 +148,9 @@ class KeyKind:
         return max(0, self.precision - MAX_EXACT_DIGITS) if self.kind == "decimal" else 0
 
 
+@lru_cache(maxsize=512)
 def parse_key_type(key_type: str) -> KeyKind:
-    """Parse a Spark simple type string.
+    """Parse a Spark simple type string (memoised: lookups parse it once per value).
 
     Args:
         key_type: e.g. ``bigint``, ``date``, ``decimal(12,2)``, ``string``.

@@ -25,6 +25,8 @@ from lakesieve import registry
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
 from lakesieve.indexes.sieve import build_local, load_index, parse_options, plugin
 from lakesieve.indexes.sieve.build import walk_coded_partition
+from lakesieve.indexes.sieve.codec import FILE_NAME, decode, from_table
+from lakesieve.indexes.sieve.legacy import write_v1
 from lakesieve.indexes.sieve.lookup import SieveFormatError, SieveIndex
 from lakesieve.indexes.sieve.params import SieveParams
 from lakesieve.indexes.sieve.segments import (
@@ -588,9 +590,16 @@ def _replace(built: BuiltIndex, name: str, table: pa.Table | None) -> BuiltIndex
     return BuiltIndex(files=files, meta=dict(built.meta))
 
 
+def _as_v1(built: BuiltIndex) -> BuiltIndex:
+    """The same index stored in format 1 (five Arrow tables), as indexes written before format 2."""
+    return write_v1(decode(from_table(built.files[FILE_NAME])), dict(built.meta))
+
+
 def test_corrupt_files_raise_on_load() -> None:
-    built = build_local(
-        list(range(100)), [f"l{i // 10}" for i in range(100)], "bigint", {"min_run_keys": 2}
+    built = _as_v1(
+        build_local(
+            list(range(100)), [f"l{i // 10}" for i in range(100)], "bigint", {"min_run_keys": 2}
+        )
     )
     load_index(built)
     d = built.files["directory"]

@@ -22,6 +22,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from lakesieve import registry
 from lakesieve.indexes.sieve import build_local, load_index, plugin
+from lakesieve.indexes.sieve.codec import FILE_NAME, decode, from_table
 from lakesieve.indexes.sieve.delta import (
     KIND_BLOCK,
     KIND_NEW,
@@ -30,6 +31,7 @@ from lakesieve.indexes.sieve.delta import (
     apply_delta,
     apply_delta_local,
 )
+from lakesieve.indexes.sieve.legacy import write_v1
 from lakesieve.indexes.sieve.lookup import SieveIndex
 from lakesieve.keys import map_key
 from lakesieve.model import BuiltIndex, KeyQuery
@@ -445,6 +447,7 @@ def test_nulls_and_locations_new_to_the_index() -> None:
 def test_index_stored_before_location_rows_still_takes_deltas() -> None:
     rows = [(k, f"l{k % 3}") for k in range(60)]
     built = build_local(pa.array([k for k, _ in rows]), [loc for _, loc in rows], "bigint")
+    built = write_v1(decode(from_table(built.files[FILE_NAME])), dict(built.meta))
     built.files["locations"] = built.files["locations"].select(["location"])
     index = load_index(built)
     assert index.location_rows.tolist() == [20, 20, 20]

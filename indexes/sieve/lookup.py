@@ -11,9 +11,11 @@ way and collects, in every segment it meets, the consecutive blocks from
 bound maps exactly (:func:`lakesieve.keys.map_bound`); otherwise they are
 treated as inclusive on the mapped key, which keeps the answer a superset.
 
-Loading checks every offset and id before use, so a corrupt or hostile file
-raises (the framework then falls back to a full scan) instead of answering
-wrongly.
+A single lookup of a few keys or one range takes the warm path
+(``warm.py``): the same answer from Python copies of the directory and one
+bit mask of locations per block. Loading (``loading.py``) checks every
+offset and id before use, so a corrupt or hostile file raises (the framework
+then falls back to a full scan) instead of answering wrongly.
 """
 
 from __future__ import annotations
@@ -22,12 +24,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
 from lakesieve.errors import IndexCorruptError
-from lakesieve.indexes.sieve.storage import FILE_SCHEMAS, FORMAT_VERSION, expand_ranges
-from lakesieve.ipc_files import ipc_size
-from lakesieve.keys import INT64_MAX, INT64_MIN, map_bound, map_key, parse_key_type
-from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
+from lakesieve.indexes.sieve.storage import expand_ranges
+from lakesieve.indexes.sieve.warm import MAX_ENTRIES, WarmTables
+from lakesieve.keys import INT64_MAX, INT64_MIN, map_bound, map_key
+from lakesieve.model import KeyQuery, LookupResult
 
 _U64 = np.uint64
 
@@ -76,11 +77,29 @@ class SieveIndex:
     size_bytes: int
     meta: dict[str, Any] = field(default_factory=dict)
     _reach: np.ndarray = field(init=False, repr=False)
+    _warm: WarmTables | None = field(init=False, repr=False, default=None)
+    _nulls: frozenset[str] | None = field(init=False, repr=False, default=None)
 
     def __post_init__(self) -> None:
         self._reach = (
             np.maximum.accumulate(self.seg_max) if len(self.seg_max) else np.zeros(0, np.int64)
         )
+
+    def warm(self) -> WarmTables | None:
+        """The warm-path tables (built on first use), or ``None`` for a very large index."""
+        if self._warm is None and len(self.entry_loc) <= MAX_ENTRIES:
+            self._warm = WarmTables(
+                self.seg_min,
+                self.seg_max,
+                self._reach,
+                self.seg_width,
+                self.seg_first_block,
+                self.seg_blocks,
+                self.block_first_entry,
+                self.entry_loc,
+                self.locations.tolist(),
+            )
+        return self._warm
 
     # ----------------------------------------------------------------- blocks
 
@@ -132,19 +151,52 @@ class SieveIndex:
 
     def null_locations(self) -> frozenset[str]:
         """Locations holding rows with a null key."""
-        return frozenset(self.locations[self.null_loc].tolist())
+        if self._nulls is None:
+            self._nulls = frozenset(self.locations[self.null_loc].tolist())
+        return self._nulls
 
     def lookup(self, query: KeyQuery) -> LookupResult:
-        """Answer a key query with a superset of the matching locations."""
+        """Answer a key query with a superset of the matching locations.
+
+        A few keys or one range are answered by the warm tables (plain Python,
+        see ``warm.py``); many keys at once by the vectorised numpy path. Both
+        give the same answer.
+        """
         try:
-            if query.kind == "is_null":
+            kind = query.kind
+            if kind == "points":
+                key_type = self.key_type
+                keys = [map_key(v, key_type) for v in query.values if v is not None]
+                warm = self.warm() if len(keys) <= 64 else None
+                if warm is None:
+                    return LookupResult(self.points(np.array(keys, dtype=np.int64)))
+                mask = 0
+                for k in keys:
+                    mask |= warm.point_mask(k)
+                return LookupResult(warm.names_of(mask))
+            if kind == "range":
+                lo, hi = self._bounds(query)
+                warm = self.warm()
+                if warm is None:
+                    return LookupResult(self.key_range(lo, hi))
+                return LookupResult(warm.names_of(warm.range_mask(lo, hi)))
+            if kind == "is_null":
                 return LookupResult(self.null_locations())
+        except (TypeError, ValueError, ArithmeticError) as exc:
+            return LookupResult.all(f"sieve cannot map the query's values: {exc}")
+        return LookupResult.all(f"sieve does not answer {query.kind!r} queries")
+
+    def lookup_vectorised(self, query: KeyQuery) -> LookupResult:
+        """The same answer as :meth:`lookup`, always by the numpy path (no warm tables)."""
+        try:
             if query.kind == "points":
                 values = [v for v in query.values if v is not None]
                 keys = np.array([map_key(v, self.key_type) for v in values], dtype=np.int64)
                 return LookupResult(self.points(keys))
             if query.kind == "range":
                 return LookupResult(self.key_range(*self._bounds(query)))
+            if query.kind == "is_null":
+                return LookupResult(self.null_locations())
         except (TypeError, ValueError, ArithmeticError) as exc:
             return LookupResult.all(f"sieve cannot map the query's values: {exc}")
         return LookupResult.all(f"sieve does not answer {query.kind!r} queries")
@@ -183,133 +235,3 @@ class SieveIndex:
             "rows": self.meta.get("rows"),
             "params": dict(self.params),
         }
-
-
-# ---------------------------------------------------------------------------
-# loading and checking
-# ---------------------------------------------------------------------------
-
-
-def _table(built: BuiltIndex, name: str) -> pa.Table:
-    table = built.files.get(name)
-    if not isinstance(table, pa.Table):
-        raise SieveFormatError(f"sieve index file {name!r} is missing")
-    want = FILE_SCHEMAS[name]
-    if name == "locations" and "rows" not in table.column_names:
-        want = pa.schema([want.field("location")])  # written before per-location rows existed
-    try:
-        return table.select(want.names).cast(want)
-    except (KeyError, pa.ArrowException) as exc:
-        raise SieveFormatError(f"sieve index file {name!r} has the wrong columns: {exc}") from exc
-
-
-def _col(table: pa.Table, name: str, dtype: Any) -> np.ndarray:
-    column = table.column(name)
-    if column.null_count:
-        raise SieveFormatError(f"column {name!r} has nulls")
-    return np.asarray(
-        column.combine_chunks() if column.num_chunks != 1 else column.chunk(0), dtype=dtype
-    )
-
-
-def _check(cond: bool, what: str) -> None:
-    if not cond:
-        raise SieveFormatError(f"sieve index is inconsistent: {what}")
-
-
-def load_index(built: BuiltIndex) -> SieveIndex:
-    """Decode and check a stored index.
-
-    Raises:
-        SieveFormatError: a file is missing or malformed, or offsets and ids
-            do not fit together.
-        UnsupportedKeyTypeError: the stored key type is not supported.
-    """
-    meta = dict(built.meta or {})
-    _check(
-        meta.get("format_version") == FORMAT_VERSION,
-        f"format version {meta.get('format_version')!r}",
-    )
-    key_type = meta.get("key_type")
-    _check(isinstance(key_type, str), "no key type")
-    assert isinstance(key_type, str)
-    parse_key_type(key_type)
-    params = meta.get("params") or {}
-    _check(isinstance(params, dict), "params is not a dict")
-
-    loc_t = _table(built, "locations")
-    dir_t = _table(built, "directory")
-    blk_t = _table(built, "blocks")
-    ent_t = _table(built, "entries")
-    nul_t = _table(built, "nulls")
-
-    loc_col = loc_t.column("location")
-    _check(loc_col.null_count == 0, "null location")
-    locations = np.array(loc_col.to_pylist(), dtype=object)
-    n_loc = len(locations)
-
-    seg_min = _col(dir_t, "min_key", np.int64)
-    seg_max = _col(dir_t, "max_key", np.int64)
-    seg_width = _col(dir_t, "width", np.uint64)
-    seg_first = _col(dir_t, "first_block", np.int64)
-    first_entry = _col(blk_t, "first_entry", np.int64)
-    entry_loc = _col(ent_t, "location_id", np.int32)
-    entry_count = _col(ent_t, "count", np.int64)
-    null_loc = _col(nul_t, "location_id", np.int32)
-    null_count = _col(nul_t, "count", np.int64)
-    n_blocks, n_entries = len(first_entry), len(entry_loc)
-    if "rows" in loc_t.column_names:
-        location_rows = _col(loc_t, "rows", np.int64)
-        _check(bool(np.all(location_rows >= 0)), "a location has a negative row count")
-    else:
-        location_rows = None
-
-    _check(bool(np.all(seg_min <= seg_max)), "a segment's min key exceeds its max key")
-    span = seg_max.view(_U64) - seg_min.view(_U64)
-    blocks = np.where(seg_width == 0, _U64(0), span // np.maximum(seg_width, _U64(1)))
-    _check(bool(np.all(blocks < _U64(n_blocks + 1))), "a segment has more blocks than stored")
-    seg_blocks = blocks.astype(np.int64) + 1
-    _check(
-        bool(np.all((seg_first >= 0) & (seg_first + seg_blocks <= n_blocks))),
-        "a segment's blocks lie outside the blocks table",
-    )
-    _check(n_blocks == 0 or int(first_entry[0]) == 0, "blocks do not start at entry 0")
-    _check(bool(np.all(np.diff(first_entry) >= 0)), "block entry offsets decrease")
-    _check(
-        n_blocks == 0 or int(first_entry[-1]) <= n_entries, "block entries lie outside the entries"
-    )
-    _check(
-        bool(np.all((entry_loc >= 0) & (entry_loc < n_loc))), "an entry names an unknown location"
-    )
-    _check(
-        bool(np.all((null_loc >= 0) & (null_loc < n_loc))), "a null entry names an unknown location"
-    )
-
-    if location_rows is None:
-        location_rows = np.zeros(n_loc, np.int64)
-        np.add.at(location_rows, entry_loc.astype(np.int64), entry_count)
-        np.add.at(location_rows, null_loc.astype(np.int64), null_count)
-
-    order = np.lexsort((seg_max, seg_min))
-    if not np.array_equal(order, np.arange(len(order))):
-        seg_min, seg_max, seg_width = seg_min[order], seg_max[order], seg_width[order]
-        seg_first, seg_blocks = seg_first[order], seg_blocks[order]
-    size = sum(ipc_size(t) for t in built.files.values() if isinstance(t, pa.Table))
-    return SieveIndex(
-        key_type=key_type,
-        params=dict(params),
-        locations=locations,
-        seg_min=seg_min,
-        seg_max=seg_max,
-        seg_width=seg_width,
-        seg_first_block=seg_first,
-        seg_blocks=seg_blocks,
-        block_first_entry=np.append(first_entry, n_entries).astype(np.int64),
-        entry_loc=entry_loc,
-        entry_count=entry_count,
-        null_loc=null_loc,
-        null_count=null_count,
-        location_rows=location_rows,
-        size_bytes=int(size),
-        meta=meta,
-    )

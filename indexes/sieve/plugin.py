@@ -48,7 +48,7 @@ class SieveIndexType(IndexTypeBase):
 
     def load(self, built: BuiltIndex) -> Any:
         """Decode stored files into a :class:`~lakesieve.indexes.sieve.lookup.SieveIndex`."""
-        from lakesieve.indexes.sieve.lookup import load_index
+        from lakesieve.indexes.sieve.loading import load_index
 
         return load_index(built)
 

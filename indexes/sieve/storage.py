@@ -1,4 +1,8 @@
-"""The stored form of a Sieve index: five small Arrow tables and a meta dict.
+"""Assembling the stored form of a Sieve index, and the Spark walk's row format.
+
+The stored form (format 2) is one checksummed binary file, described in
+``codec.py``; :func:`to_built` writes it. Indexes written before it (format
+1) are five Arrow tables, still readable (``legacy.py``); their layout was:
 
 ================  ==================================================================
 ``locations``     ``location`` (string); a location's id is its row number;
@@ -30,39 +34,9 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from lakesieve.indexes.sieve.codec import FILE_NAME, FORMAT_VERSION, SieveArrays, encode, to_table
 from lakesieve.indexes.sieve.segments import SegmentSet
 from lakesieve.model import BuiltIndex
-
-FORMAT_VERSION = 1
-
-LOCATIONS_SCHEMA = pa.schema(
-    [
-        pa.field("location", pa.string(), nullable=False),
-        pa.field("rows", pa.int64(), nullable=False),
-    ]
-)
-DIRECTORY_SCHEMA = pa.schema(
-    [
-        pa.field("min_key", pa.int64(), nullable=False),
-        pa.field("max_key", pa.int64(), nullable=False),
-        pa.field("width", pa.uint64(), nullable=False),
-        pa.field("first_block", pa.int64(), nullable=False),
-    ]
-)
-BLOCKS_SCHEMA = pa.schema([pa.field("first_entry", pa.int64(), nullable=False)])
-ENTRIES_SCHEMA = pa.schema(
-    [
-        pa.field("location_id", pa.int32(), nullable=False),
-        pa.field("count", pa.int64(), nullable=False),
-    ]
-)
-FILE_SCHEMAS: dict[str, pa.Schema] = {
-    "locations": LOCATIONS_SCHEMA,
-    "directory": DIRECTORY_SCHEMA,
-    "blocks": BLOCKS_SCHEMA,
-    "entries": ENTRIES_SCHEMA,
-    "nulls": ENTRIES_SCHEMA,
-}
 
 #: Per-partition output of the Spark walk: one row per segment.
 SEGMENT_ROW_SCHEMA = pa.schema(
@@ -164,7 +138,7 @@ def to_built(
     location_rows: np.ndarray | None = None,
     extra_meta: Mapping[str, Any] | None = None,
 ) -> BuiltIndex:
-    """Assemble the stored tables and meta of an index.
+    """Assemble the stored file and meta of an index (format 2, one blob; see ``codec.py``).
 
     Args:
         segs: every segment (any order).
@@ -177,6 +151,30 @@ def to_built(
             derives them from the entries and ``nulls`` (exact for a build).
         extra_meta: further meta entries (a delta's bookkeeping).
     """
+    arrays, segs = to_arrays(segs, locations, nulls, location_rows)
+    meta = {
+        "format_version": FORMAT_VERSION,
+        "key_type": key_type,
+        "params": dict(params),
+        "rows": int(rows),
+        "null_rows": int(arrays.null_count.sum()),
+        "distinct_keys": int(segs.seg_keys.sum()),
+        "segments": segs.num_segments,
+        "blocks": len(segs.block_entries),
+        "entries": len(segs.entry_loc),
+        "locations": len(locations),
+    }
+    meta.update(extra_meta or {})
+    return BuiltIndex(files={FILE_NAME: to_table(encode(arrays))}, meta=meta)
+
+
+def to_arrays(
+    segs: SegmentSet,
+    locations: list[str],
+    nulls: Mapping[int, int],
+    location_rows: np.ndarray | None = None,
+) -> tuple[SieveArrays, SegmentSet]:
+    """The content of an index in directory order, and the sorted segments."""
     segs = sort_segments(segs)
     if location_rows is None:
         location_rows = np.zeros(len(locations), np.int64)
@@ -186,47 +184,18 @@ def to_built(
     location_rows = np.asarray(location_rows, dtype=np.int64)
     if len(location_rows) != len(locations):
         raise ValueError("location_rows and locations differ in length")
-    first_block = np.cumsum(segs.seg_blocks) - segs.seg_blocks
-    first_entry = np.cumsum(segs.block_entries) - segs.block_entries
     null_ids = np.array(sorted(i for i, c in nulls.items() if c > 0), dtype=np.int32)
     null_counts = np.array([nulls[int(i)] for i in null_ids], dtype=np.int64)
-    files = {
-        "locations": pa.table(
-            [pa.array(locations, pa.string()), pa.array(location_rows, pa.int64())],
-            schema=LOCATIONS_SCHEMA,
-        ),
-        "directory": pa.table(
-            [
-                pa.array(segs.seg_min, pa.int64()),
-                pa.array(segs.seg_max, pa.int64()),
-                pa.array(segs.seg_width, pa.uint64()),
-                pa.array(first_block.astype(np.int64), pa.int64()),
-            ],
-            schema=DIRECTORY_SCHEMA,
-        ),
-        "blocks": pa.table(
-            [pa.array(first_entry.astype(np.int64), pa.int64())], schema=BLOCKS_SCHEMA
-        ),
-        "entries": pa.table(
-            [pa.array(segs.entry_loc, pa.int32()), pa.array(segs.entry_count, pa.int64())],
-            schema=ENTRIES_SCHEMA,
-        ),
-        "nulls": pa.table(
-            [pa.array(null_ids, pa.int32()), pa.array(null_counts, pa.int64())],
-            schema=ENTRIES_SCHEMA,
-        ),
-    }
-    meta = {
-        "format_version": FORMAT_VERSION,
-        "key_type": key_type,
-        "params": dict(params),
-        "rows": int(rows),
-        "null_rows": int(null_counts.sum()),
-        "distinct_keys": int(segs.seg_keys.sum()),
-        "segments": segs.num_segments,
-        "blocks": len(segs.block_entries),
-        "entries": len(segs.entry_loc),
-        "locations": len(locations),
-    }
-    meta.update(extra_meta or {})
-    return BuiltIndex(files=files, meta=meta)
+    arrays = SieveArrays(
+        locations=list(locations),
+        location_rows=location_rows,
+        seg_min=segs.seg_min,
+        seg_max=segs.seg_max,
+        seg_width=segs.seg_width,
+        block_entries=segs.block_entries,
+        entry_loc=segs.entry_loc,
+        entry_count=segs.entry_count,
+        null_loc=null_ids,
+        null_count=null_counts,
+    )
+    return arrays, segs
