@@ -526,14 +526,21 @@ def test_spark_apply_delta_equals_rebuild(spark: Any) -> None:
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("key_type", ["bigint", "double", "string", "decimal(30,3)"])
+@pytest.mark.parametrize(
+    ("key_type", "known"),
+    [("bigint", None), ("double", "some"), ("string", "all"), ("decimal(30,3)", "some")],
+)
 def test_spark_build_writes_key_ranges_in_tasks(
-    spark: Any, key_type: str, small_partitions: None
+    spark: Any, key_type: str, known: str | None, small_partitions: None
 ) -> None:
     rows = _sample_rows(key_type) * 3
+    names = sorted({loc for _, loc in rows})
+    # the caller's locations may miss some the rows hold and name some they do not
+    locations = {None: None, "some": [names[0], names[2], "part=7/absent"], "all": names}[known]
     built = plugin.ExactIndexType().build(
-        spark, _spark_frame(spark, key_type, rows), key_type, {}, None, len(rows)
+        spark, _spark_frame(spark, key_type, rows), key_type, {}, locations, len(rows)
     )
+    assert built.meta["locations"] == len(names)
     manifest = built.files["manifest"]
     assert manifest.num_rows > 1
     assert sorted(_pairs(built, key_type), key=repr) == sorted(
@@ -550,3 +557,47 @@ def test_spark_build_writes_key_ranges_in_tasks(
         ]
     for q in queries:
         assert index.lookup(q).locations == true_locations(rows, q), q
+
+
+def test_task_body_sums_raw_rows_and_counts_nulls_per_location(tmp_path: Any) -> None:
+    names = ["a", "b"]
+    batches = [
+        pa.RecordBatch.from_pydict(
+            {
+                "key": pa.array([3, None, 1, 3, None], pa.int64()),
+                "loc_id": pa.array([0, 1, None, 0, 0], pa.int32()),
+                "loc_name": pa.array([None, None, "c", None, None], pa.string()),
+            }
+        ),
+        pa.RecordBatch.from_pydict(
+            {
+                "key": pa.array([None, None], pa.int64()),
+                "loc_id": pa.array([1, None], pa.int32()),
+                "loc_name": pa.array([None, "c"], pa.string()),
+            }
+        ),
+    ]
+    (row,) = [
+        b.to_pylist()[0]
+        for b in partitions.write_partitions(iter(batches), "bigint", str(tmp_path), names)
+    ]
+    assert (row["keys"], row["entries"], row["row_count"], row["null_rows"]) == (2, 2, 7, 4)
+    table = pa.ipc.open_file(str(tmp_path / f"{row['file']}.arrow")).read_all()
+    got = list(
+        zip(
+            table.column("key").to_pylist(),
+            table.column("location").combine_chunks().dictionary_decode().to_pylist(),
+            table.column("count").to_pylist(),
+            strict=True,
+        )
+    )
+    assert got == [(1, "c", 1), (3, "a", 2), (None, "a", 1), (None, "b", 2), (None, "c", 1)]
+    lost = pa.RecordBatch.from_pydict(
+        {
+            "key": pa.array([None], pa.int64()),
+            "loc_id": pa.array([None], pa.int32()),
+            "loc_name": pa.array([None], pa.string()),
+        }
+    )
+    with pytest.raises(ValueError, match="null location"):
+        list(partitions.write_partitions(iter([lost]), "bigint", str(tmp_path), names))

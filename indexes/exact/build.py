@@ -2,15 +2,22 @@
 
 Pipeline, for a relation of ``(key, location)`` rows:
 
-1. ``groupBy(key, location).count()`` in Spark — rows per distinct
-   (key, location) pair; one pair per location for its null keys.
-2. ``repartitionByRange`` on the key (Spark samples the pairs for the range
+1. The locations the caller knows (the snapshot's) are replaced by small
+   integer ids (a broadcast join), so the shuffle carries no location names;
+   a location it did not know travels by name.
+2. ``repartitionByRange`` on the key (Spark samples the keys for the range
    boundaries): about :data:`~lakesieve.indexes.exact.partitions.ROWS_PER_PARTITION`
    rows of the relation per range, from the caller's row count; without one,
-   Spark's shuffle partitions, coalesced by adaptive execution.
-3. ``mapInArrow`` lays each range out and writes it as one ``part-<n>`` file
-   into the new state's folder (:func:`~lakesieve.indexes.exact.partitions.write_partitions`),
-   returning one small row: file name, checksum, size, key bounds, counts.
+   Spark's shuffle partitions, coalesced by adaptive execution. This is the
+   one shuffle, the same a Spark sort of the column makes.
+3. ``mapInArrow`` sums each range's rows per (key, location) — one pair per
+   location for its null keys — lays the range out and writes it as one
+   ``part-<n>`` file into the new state's folder
+   (:func:`~lakesieve.indexes.exact.partitions.write_partitions`), returning
+   one small row: file name, checksum, size, key bounds, counts. A
+   ``groupBy`` before the range shuffle would shrink it only for keys that
+   repeat within a location, and costs a second shuffle and a second
+   aggregation (Spark's range sampling reads the grouped rows once more).
 4. The driver turns those rows into the manifest. The pairs never reach the
    driver: its memory holds one row per partition.
 
@@ -23,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -91,24 +98,43 @@ def _partitions(rows_hint: int | None) -> int | None:
     return max(1, min(MAX_PARTITIONS, math.ceil(rows_hint / partitions.ROWS_PER_PARTITION)))
 
 
+def _slim(spark: SparkSession, relation: DataFrame, names: list[str]) -> DataFrame:
+    """``key``, ``loc_id``, ``loc_name``: known locations as ids (a broadcast join), others by name."""
+    from pyspark.sql import functions as F
+
+    rel = relation.select(F.col("key"), F.col("location").cast("string").alias("location"))
+    if not names:
+        return rel.select(
+            "key", F.lit(None).cast("int").alias("loc_id"), F.col("location").alias("loc_name")
+        )
+    ids = spark.createDataFrame(list(enumerate(names)), "loc_id int, location string")
+    joined = rel.join(F.broadcast(ids), "location", "left")
+    spelled = F.when(F.col("loc_id").isNull(), F.col("location"))
+    return joined.select("key", "loc_id", spelled.alias("loc_name"))
+
+
 def _write(
-    relation: DataFrame, order: KeyOrder, area: StagingArea, rows_hint: int | None
+    spark: SparkSession,
+    relation: DataFrame,
+    order: KeyOrder,
+    area: StagingArea,
+    rows_hint: int | None,
+    locations: Sequence[str] | None,
 ) -> pa.Table:
     """Run the Spark job writing the partitions into ``area``; the tasks' rows."""
     from pyspark.sql import functions as F
 
-    pairs = (
-        relation.select(F.col("key"), F.col("location").cast("string").alias("location"))
-        .groupBy("key", "location")
-        .agg(F.count(F.lit(1)).alias("cnt"))
-    )
+    names = sorted(set(locations or ()))
+    rows = _slim(spark, relation, names)
     n = _partitions(rows_hint)
     ranged = (
-        pairs.repartitionByRange(n, F.col("key"))
+        rows.repartitionByRange(n, F.col("key"))
         if n is not None
-        else pairs.repartitionByRange(F.col("key"))
+        else rows.repartitionByRange(F.col("key"))
     )
-    body = functools.partial(write_partitions, key_type=order.key_type, folder=area.folder)
+    body = functools.partial(
+        write_partitions, key_type=order.key_type, folder=area.folder, names=names
+    )
     return ranged.mapInArrow(body, TASK_ROW_DDL).toArrow()
 
 
@@ -118,6 +144,7 @@ def build_spark(
     key_type: str,
     params: Mapping[str, Any],
     rows_hint: int | None = None,
+    locations: Sequence[str] | None = None,
 ) -> BuiltIndex:
     """Build an exact index from a DataFrame of ``(key, location)`` rows; see the module docs.
 
@@ -128,6 +155,9 @@ def build_spark(
         key_type: the key column's Spark simple type string.
         params: build parameters (the exact index has none).
         rows_hint: at least the relation's rows (sizes the partitions), or ``None``.
+        locations: the locations the relation may hold (perhaps more, perhaps
+            fewer), or ``None``: known ones travel through the shuffles as
+            small ids, any other by name.
 
     Returns:
         The manifest, and the partition files the tasks wrote (in memory
@@ -141,11 +171,12 @@ def build_spark(
     area = current_staging()
     if area is None:
         with local_staging() as local:
-            built = _collect(order, full, local, _write(relation, order, local, rows_hint))
+            rows = _write(spark, relation, order, local, rows_hint, locations)
+            built = _collect(order, full, local, rows)
             built.files.update(read_back(local, built.written))
             built.written = []
             return built
-    return _collect(order, full, area, _write(relation, order, area, rows_hint))
+    return _collect(order, full, area, _write(spark, relation, order, area, rows_hint, locations))
 
 
 def _collect(

@@ -158,20 +158,70 @@ def bounds_bytes(summary: dict[str, Any]) -> bytes:
     return ipc_file_bytes(pa.table({"bound": both}))
 
 
+def location_names(table: pa.Table, names: list[str]) -> pa.Array:
+    """The location of each row: ``names[loc_id]``, or ``loc_name`` where the id is null.
+
+    The build ships known locations as small integer ids (``loc_id``) and only
+    the others by name (``loc_name``); a row with neither has a null location.
+    """
+    ids = table.column("loc_id").combine_chunks()
+    spelled = table.column("loc_name").combine_chunks().cast(pa.string())
+    known = pc.take(pa.array(names, pa.string()), ids.cast(pa.int64())) if names else None
+    if known is None:
+        return spelled
+    return pc.if_else(pc.is_null(ids), spelled, known)
+
+
 def write_partitions(
-    batches: Iterator[pa.RecordBatch], key_type: str, folder: str
+    batches: Iterator[pa.RecordBatch], key_type: str, folder: str, names: list[str]
 ) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` body of the build: lay out this task's key range and write its file.
 
-    Yields one row of :data:`TASK_ROW_DDL` (nothing for an empty partition).
+    Rows are ``key``, ``loc_id``, ``loc_name`` (see :func:`location_names`)
+    and, optionally, ``cnt`` (1 when absent: raw rows); pairs are summed
+    here. Rows of null keys are counted per location as batches stream by, so
+    a column of mostly nulls (all in one range) costs no memory. Yields one
+    row of :data:`TASK_ROW_DDL` (nothing for an empty partition).
     """
     from pyspark import TaskContext
 
     order = KeyOrder.of(key_type)
-    got = list(batches)
-    if not got or not sum(b.num_rows for b in got):
+    kept: list[pa.Table] = []
+    null_rows: dict[str, int] = {}
+    for batch in batches:
+        table = pa.Table.from_batches([batch])
+        if "cnt" not in table.column_names:
+            table = table.append_column("cnt", pa.array(np.ones(table.num_rows, np.int64)))
+        nulls = pc.is_null(table.column("key"))
+        if pc.any(nulls).as_py():
+            # null keys all land in one range: count them per location as they stream by
+            held = table.filter(nulls)
+            summed = pa.table({"location": location_names(held, names), "cnt": held.column("cnt")})
+            if summed.column("location").null_count:
+                raise ValueError("the relation has rows with a null location")
+            summed = summed.group_by("location").aggregate([("cnt", "sum")])
+            for loc, cnt in zip(
+                summed.column("location").to_pylist(),
+                summed.column("cnt_sum").to_pylist(),
+                strict=True,
+            ):
+                null_rows[loc] = null_rows.get(loc, 0) + int(cnt)
+            table = table.filter(pc.invert(nulls))
+        if table.num_rows:
+            kept.append(
+                table.select(["key", "cnt"]).append_column("location", location_names(table, names))
+            )
+    if not kept and not null_rows:
         return
-    table = pa.Table.from_batches(got)
+    key_type_arrow = kept[0].schema.field("key").type if kept else order.arrow_type()
+    null_part = pa.table(
+        {
+            "key": pa.nulls(len(null_rows), key_type_arrow),
+            "cnt": pa.array(list(null_rows.values()), pa.int64()),
+            "location": pa.array(list(null_rows), pa.string()),
+        }
+    )
+    table = pa.concat_tables([*kept, null_part])
     part, summary = partition_table(
         order,
         table.column("key"),

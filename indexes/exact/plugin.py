@@ -44,7 +44,7 @@ class ExactIndexType(IndexTypeBase):
         """Build the index with Spark from ``(key, location)`` rows."""
         from lakesieve.indexes.exact.build import build_spark
 
-        return build_spark(spark, relation, key_type, params or {}, rows_hint)
+        return build_spark(spark, relation, key_type, params or {}, rows_hint, locations)
 
     def load(self, built: BuiltIndex) -> Any:
         """Decode stored files into an :class:`~lakesieve.indexes.exact.partitioned.PartitionedExactIndex`."""
