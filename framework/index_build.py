@@ -20,6 +20,7 @@ from lakesieve.index_state import TableIndexes
 from lakesieve.job_errors import is_spark_failure, summarize
 from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant
 from lakesieve.session import get_spark
+from lakesieve.task_files import staging
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -109,14 +110,15 @@ def build_state(
         F.col(definition.column).alias("key"), F.col(LOCATION_COLUMN).alias("location")
     )
     try:
-        built = registry.index_type(definition.type).build(
-            spark,
-            relation,
-            definition.key_type,
-            definition.params,
-            sorted(snapshot.locations),
-            snapshot.rows_upper_bound,
-        )
+        with staging(table.store, definition.name):
+            built = registry.index_type(definition.type).build(
+                spark,
+                relation,
+                definition.key_type,
+                definition.params,
+                sorted(snapshot.locations),
+                snapshot.rows_upper_bound,
+            )
     except Exception as exc:
         if not is_spark_failure(exc):
             raise

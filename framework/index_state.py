@@ -28,6 +28,7 @@ from lakesieve.overlay import DELTA_FILE, DeltaOverlay
 from lakesieve.planner import LakesieveWarning, LoadedIndex
 from lakesieve.store import IndexStore
 from lakesieve.table_view import TableView
+from lakesieve.task_files import eager_files, on_demand_reader
 
 
 def off_timeline(state: IndexState, timeline: set[str], path: str) -> str | None:
@@ -97,9 +98,10 @@ class TableIndexes:
         """``state`` loaded by its index type (remembered per state)."""
         if state.state_id in self._loaded:
             return self._loaded[state.state_id]
-        files = self.store.read_files(state)
+        files = eager_files(self.store, state)
+        fetch = on_demand_reader(self.store, state)
         obj = registry.index_type(definition.type).load(
-            BuiltIndex(files=files, meta=dict(state.meta))
+            BuiltIndex(files=files, meta=dict(state.meta), fetch=fetch)
         )
         self._loaded[state.state_id] = obj
         return obj

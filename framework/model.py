@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import decimal as _dec
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -225,10 +225,21 @@ class BuiltIndex:
     Attributes:
         files: named Arrow tables (``"directory"``, ``"blocks"``, ...).
         meta: small JSON-serialisable metadata (parameters, counts, key type).
+        written: files Spark tasks already wrote into the state's folder
+            (:mod:`lakesieve.task_files`), one record each (``name``,
+            ``path``, ``sha256``, ``size_bytes``, ``rows``); the store adds
+            them to the state's records instead of writing them.
+        state_id: the state folder those files lie in (``None`` when none).
+        fetch: at load, reads one of the state's on-demand files by name
+            (checked against its checksum); ``None`` when every file is in
+            ``files``.
     """
 
     files: dict[str, pa.Table]
     meta: dict[str, Any]
+    written: list[dict[str, Any]] = field(default_factory=list)
+    state_id: str | None = None
+    fetch: Callable[[str], pa.Table] | None = None
 
 
 @dataclass(frozen=True)

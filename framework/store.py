@@ -353,11 +353,17 @@ class IndexStore:
     # ------------------------------------------------------------------ files
 
     def write_files(self, index: str, built: BuiltIndex) -> tuple[str, list[dict[str, Any]]]:
-        """Write a built index's tables as Arrow IPC files; return the state id and file records."""
+        """Write a built index's tables as Arrow IPC files; return the state id and file records.
+
+        Files Spark tasks already wrote (``built.written``, in the folder of
+        ``built.state_id``) are checked to be there with their recorded size
+        and listed with the rest.
+        """
         check_name(index, "index name")
         for name in built.files:
             check_name(name, "index file name")
-        state_id = f"{int(time.time() * 1000)}-{uuid.uuid4().hex[:12]}"
+        state_id = built.state_id or f"{int(time.time() * 1000)}-{uuid.uuid4().hex[:12]}"
+        check_name(state_id, "state id")
         folder = self.confined(self.data_dir / index / state_id)
         folder.mkdir(parents=True, exist_ok=True)
         self.confined(folder)
@@ -380,6 +386,14 @@ class IndexStore:
                     "rows": table.num_rows,
                 }
             )
+        for rec in built.written:
+            name = check_name(str(rec["name"]), "index file name")
+            path = folder / f"{name}.arrow"
+            if rec.get("path") != path.relative_to(self.root).as_posix() or name in built.files:
+                raise IndexCorruptError(f"task-written index file {name!r} is not in {folder}")
+            if os.lstat(path).st_size != int(rec["size_bytes"]):
+                raise IndexCorruptError(f"task-written index file {path} changed size")
+            records.append({k: rec[k] for k in ("name", "path", "sha256", "size_bytes", "rows")})
         return state_id, records
 
     def read_bytes(self, f: StoredFile) -> bytes:

@@ -20,10 +20,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lakesieve import registry
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
-from lakesieve.indexes.exact import plugin
+from lakesieve.indexes.exact import partitions, plugin
 from lakesieve.indexes.exact.build import build_local
 from lakesieve.indexes.exact.delta import merge_changes
-from lakesieve.indexes.exact.lookup import ExactFormatError, ExactIndex, load_index
+from lakesieve.indexes.exact.loading import AnyExactIndex, load_index
+from lakesieve.indexes.exact.lookup import ExactFormatError
+from lakesieve.indexes.exact.storage import to_built
 from lakesieve.key_order import KeyOrder
 from lakesieve.model import BuiltIndex, KeyQuery
 from lakesieve.testing.index_contract import (
@@ -56,13 +58,75 @@ ALL_KEY_TYPES = [
 LOCAL = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _load(built: BuiltIndex) -> ExactIndex:
+def _load(built: BuiltIndex) -> AnyExactIndex:
     copy, _ = ipc_round_trip(built)
     return load_index(copy)
 
 
 def _build(rows: list[tuple[Any, str]], key_type: str) -> BuiltIndex:
     return build_local([k for k, _ in rows], [loc for _, loc in rows], key_type)
+
+
+def _build_format1(rows: list[tuple[Any, str]], key_type: str) -> BuiltIndex:
+    """An index in the single-piece format 1, which builds no longer write but loading still reads."""
+    order = KeyOrder.of(key_type)
+    names = sorted({loc for _, loc in rows})
+    ids = {n: i for i, n in enumerate(names)}
+    kept = [(k, ids[loc]) for k, loc in rows if k is not None]
+    nulls = np.zeros(len(names), np.int64)
+    for k, loc in rows:
+        if k is None:
+            nulls[ids[loc]] += 1
+    return to_built(
+        order,
+        pa.array([k for k, _ in kept], order.arrow_type()),
+        np.array([i for _, i in kept], np.int64),
+        np.ones(len(kept), np.int64),
+        names,
+        nulls,
+        {},
+    )
+
+
+def _pairs(built: BuiltIndex, key_type: str) -> list[tuple[Any, str, int]]:
+    """Every (key form, location, count) row of a format-2 index's partitions, in file order.
+
+    Keys are given as their comparison forms (``-0.0`` and ``0.0`` are one key, as are NaNs).
+    """
+    order = KeyOrder.of(key_type)
+    out: list[tuple[Any, str, int]] = []
+    for name in built.files["manifest"].column("file").to_pylist():
+        part = built.files[name]
+        locs = part.column("location").combine_chunks().dictionary_decode().to_pylist()
+        keys = part.column("key").combine_chunks()
+        forms = order.array(keys).tolist()
+        nulls = keys.is_null().to_pylist()
+        forms = [None if n else f for f, n in zip(forms, nulls, strict=True)]
+        out += list(zip(forms, locs, part.column("count").to_pylist(), strict=True))
+    return out
+
+
+def _assert_same_files(got: BuiltIndex, want: BuiltIndex, key_type: str) -> None:
+    """Equal files; key columns compared by their comparison forms (Arrow never equates NaNs)."""
+    order = KeyOrder.of(key_type)
+    assert sorted(got.files) == sorted(want.files)
+    for name, table in want.files.items():
+        other = got.files[name]
+        assert other.column_names == table.column_names, name
+        for col in table.column_names:
+            a, b = other.column(col).combine_chunks(), table.column(col).combine_chunks()
+            if col in ("key", "low", "high"):
+                assert a.type == b.type and a.is_null().equals(b.is_null()), (name, col)
+                assert order.array(a).tolist() == order.array(b).tolist(), (name, col)
+            else:
+                assert a.equals(b), (name, col)
+
+
+@pytest.fixture
+def small_partitions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Cut indexes into partitions of a few pairs, so lookups span several of them."""
+    monkeypatch.setattr(partitions, "PAIRS_PER_PARTITION", 3)
+    monkeypatch.setattr(partitions, "ROWS_PER_PARTITION", 4)
 
 
 # ---------------------------------------------------------------------------
@@ -176,8 +240,10 @@ def test_lookups_are_exact(key_type: str, data: st.DataObject) -> None:
         st.lists(key_queries(key_values(key_type), rows), min_size=8, max_size=8)
     )
     index = _load(_build(rows, key_type))
+    older = _load(_build_format1(rows, key_type))
     for q in queries:
         assert index.lookup(q).locations == true_locations(rows, q), q
+        assert older.lookup(q).locations == true_locations(rows, q), q
     d = index.describe()
     assert d["rows"] == len(rows)
     assert d["null_rows"] == sum(1 for k, _ in rows if k is None)
@@ -201,13 +267,114 @@ def test_delta_equals_rebuild(key_type: str, data: st.DataObject) -> None:
     merged = merge_changes(_load(_build(rows, key_type)), changes, {})
     fresh = _build(after, key_type)
     assert merged.meta == fresh.meta
-    for name in ("locations", "entries", "nulls"):
-        assert merged.files[name].equals(fresh.files[name]), name
-    got, want = _load(merged), _load(fresh)
-    assert np.array_equal(got.forms, want.forms)
-    assert np.array_equal(got.first_entry, want.first_entry)
+    _assert_same_files(merged, fresh, key_type)
+    got = _load(merged)
     for q in standard_queries(after):
         assert got.lookup(q).locations == true_locations(after, q)
+    # a format-1 index folds the same changes into the same format-2 index
+    from_format1 = merge_changes(_load(_build_format1(rows, key_type)), changes, {})
+    assert from_format1.meta == fresh.meta
+    _assert_same_files(from_format1, fresh, key_type)
+
+
+@pytest.mark.parametrize("key_type", ALL_KEY_TYPES)
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data())
+def test_lookups_across_many_partitions_are_exact(
+    small_partitions: None, key_type: str, data: st.DataObject
+) -> None:
+    rows = data.draw(relations(key_values(key_type)))
+    queries = standard_queries(rows) + data.draw(
+        st.lists(key_queries(key_values(key_type), rows), min_size=8, max_size=8)
+    )
+    built = _build(rows, key_type)
+    parts = built.files["manifest"].num_rows
+    distinct = len({KeyOrder.of(key_type).query(k).low for k, _ in rows if k is not None})
+    assert parts >= min(distinct, 1 + (distinct - 1) // 3)
+    index = _load(built)
+    for q in queries:
+        assert index.lookup(q).locations == true_locations(rows, q), q
+
+
+def test_lookups_read_only_the_partitions_they_need(small_partitions: None) -> None:
+    rows = [(k, f"loc-{k % 5}") for k in range(40)] + [(None, "loc-null")]
+    built, _ = ipc_round_trip(_build(rows, "bigint"))
+    in_memory = {n: t for n, t in built.files.items() if not n.startswith("part-")}
+    read: list[str] = []
+
+    def fetch(name: str) -> pa.Table:
+        read.append(name)
+        return built.files[name]
+
+    index = load_index(BuiltIndex(files=in_memory, meta=built.meta, fetch=fetch))
+    assert read == [] and index.describe()["partitions"] >= 10
+    assert index.lookup(KeyQuery("points", (7,))).locations == {"loc-2"}
+    assert len(read) == 1
+    assert index.lookup(KeyQuery("points", (7, 8))).locations == {"loc-2", "loc-3"}
+    assert len(read) <= 2  # the partition of 7 came from the cache
+    assert index.lookup(KeyQuery("range", low=30, high=32)).locations == {"loc-0", "loc-1", "loc-2"}
+    assert index.lookup(KeyQuery("is_null")).locations == {"loc-null"}
+    assert len(set(read)) < built.files["manifest"].num_rows
+    assert index.lookup(KeyQuery("range", low=100)).locations == frozenset()
+
+
+def test_partition_cache_is_bounded(
+    small_partitions: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from lakesieve.indexes.exact import partitioned
+
+    monkeypatch.setattr(partitioned, "CACHE_BYTES", 1)
+    rows = [(k, f"loc-{k % 5}") for k in range(40)]
+    index = _load(_build(rows, "bigint"))
+    for k in range(40):
+        assert index.lookup(KeyQuery("points", (k,))).locations == {f"loc-{k % 5}"}
+    assert isinstance(index, partitioned.PartitionedExactIndex) and len(index._cache) == 1
+
+
+def test_damaged_partition_fails_the_lookup_not_the_answer(small_partitions: None) -> None:
+    from lakesieve.errors import IndexCorruptError
+
+    rows = [(k, f"loc-{k % 5}") for k in range(40)]
+    built, _ = ipc_round_trip(_build(rows, "bigint"))
+    second = built.files["manifest"].column("file")[1].as_py()
+    part = built.files[second]
+    damaged = {
+        "unsorted": part.take(list(reversed(range(part.num_rows)))),
+        "shifted": part.set_column(0, "key", pa.array([k + 100 for k in part["key"].to_pylist()])),
+        "bad count": part.set_column(2, "count", pa.array([0] * part.num_rows, pa.int64())),
+        "no column": part.drop_columns(["count"]),
+    }
+    low = built.files["manifest"].column("low")[1].as_py()
+    for what, table in damaged.items():
+        index = load_index(BuiltIndex(files={**built.files, second: table}, meta=built.meta))
+        with pytest.raises(IndexCorruptError, match=second):
+            index.lookup(KeyQuery("points", (low,)))
+        # partitions that are intact still answer
+        assert index.lookup(KeyQuery("points", (0,))).locations == {"loc-0"}, what
+    missing = {n: t for n, t in built.files.items() if n != second}
+    with pytest.raises(IndexCorruptError, match="missing"):
+        load_index(BuiltIndex(files=missing, meta=built.meta)).lookup(KeyQuery("points", (low,)))
+
+
+def test_load_rejects_a_corrupt_manifest() -> None:
+    built = _build([(1, "a"), (2, "b"), (3, "a"), (None, "b")], "bigint")
+    manifest = built.files["manifest"]
+    bad = {
+        "file name": manifest.set_column(0, "file", pa.array(["../x"] * manifest.num_rows)),
+        "ends before": manifest.set_column(
+            2, "high", pa.array([-5] * manifest.num_rows, pa.int64())
+        ),
+        "columns": manifest.drop_columns(["null_rows"]),
+    }
+    for what, table in bad.items():
+        with pytest.raises(ExactFormatError, match=what):
+            load_index(BuiltIndex(files={**built.files, "manifest": table}, meta=built.meta))
+    with pytest.raises(ExactFormatError, match="format"):
+        load_index(BuiltIndex(files=built.files, meta={**built.meta, "format_version": 99}))
 
 
 def test_range_bounds_and_mismatched_values() -> None:
@@ -245,8 +412,8 @@ def _corrupt(built: BuiltIndex, name: str, table: pa.Table) -> BuiltIndex:
     return BuiltIndex(files={**built.files, name: table}, meta=dict(built.meta))
 
 
-def test_load_rejects_corrupt_files() -> None:
-    built = _build([(1, "a"), (2, "b"), (3, "a"), (None, "b")], "bigint")
+def test_load_rejects_corrupt_format1_files() -> None:
+    built = _build_format1([(1, "a"), (2, "b"), (3, "a"), (None, "b")], "bigint")
     keys = built.files["keys"]
     unsorted = keys.take([1, 0, 2])
     with pytest.raises(ExactFormatError, match="sorted"):
@@ -324,10 +491,9 @@ def test_spark_build_equals_local_build(spark: Any, key_type: str) -> None:
     assert built is not None
     local = _build(rows, key_type)
     assert built.meta == local.meta
-    for name in ("locations", "entries", "nulls"):
-        assert built.files[name].equals(local.files[name]), name
+    assert not built.written and built.state_id is None
+    assert _pairs(built, key_type) == _pairs(local, key_type)
     index = plugin.ExactIndexType().load(ipc_round_trip(built)[0])
-    assert np.array_equal(index.forms, _load(local).forms)
     values = SAMPLES[key_type]
     queries = [*standard_queries(rows), KeyQuery("points", tuple(values[:2]))]
     for v in values:
@@ -357,3 +523,81 @@ def test_spark_apply_delta_equals_rebuild(spark: Any) -> None:
     assert built.meta == _build(after, "string").meta
     d = plugin.ExactIndexType().describe(_load(built))
     assert d is not None and d["size_bytes"] == ipc_round_trip(built)[1]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize(
+    ("key_type", "known"),
+    [("bigint", None), ("double", "some"), ("string", "all"), ("decimal(30,3)", "some")],
+)
+def test_spark_build_writes_key_ranges_in_tasks(
+    spark: Any, key_type: str, known: str | None, small_partitions: None
+) -> None:
+    rows = _sample_rows(key_type) * 3
+    names = sorted({loc for _, loc in rows})
+    # the caller's locations may miss some the rows hold and name some they do not
+    locations = {None: None, "some": [names[0], names[2], "part=7/absent"], "all": names}[known]
+    built = plugin.ExactIndexType().build(
+        spark, _spark_frame(spark, key_type, rows), key_type, {}, locations, len(rows)
+    )
+    assert built.meta["locations"] == len(names)
+    manifest = built.files["manifest"]
+    assert manifest.num_rows > 1
+    assert sorted(_pairs(built, key_type), key=repr) == sorted(
+        _pairs(_build(rows, key_type), key_type), key=repr
+    )
+    index = _load(built)
+    values = SAMPLES[key_type]
+    queries = [*standard_queries(rows), KeyQuery("points", tuple(values[:2]))]
+    for v in values:
+        queries += [
+            KeyQuery("range", low=v, low_inclusive=False),
+            KeyQuery("range", high=v, high_inclusive=False),
+            KeyQuery("points", (v,)),
+        ]
+    for q in queries:
+        assert index.lookup(q).locations == true_locations(rows, q), q
+
+
+def test_task_body_sums_raw_rows_and_counts_nulls_per_location(tmp_path: Any) -> None:
+    names = ["a", "b"]
+    batches = [
+        pa.RecordBatch.from_pydict(
+            {
+                "key": pa.array([3, None, 1, 3, None], pa.int64()),
+                "loc_id": pa.array([0, 1, None, 0, 0], pa.int32()),
+                "loc_name": pa.array([None, None, "c", None, None], pa.string()),
+            }
+        ),
+        pa.RecordBatch.from_pydict(
+            {
+                "key": pa.array([None, None], pa.int64()),
+                "loc_id": pa.array([1, None], pa.int32()),
+                "loc_name": pa.array([None, "c"], pa.string()),
+            }
+        ),
+    ]
+    (row,) = [
+        b.to_pylist()[0]
+        for b in partitions.write_partitions(iter(batches), "bigint", str(tmp_path), names)
+    ]
+    assert (row["keys"], row["entries"], row["row_count"], row["null_rows"]) == (2, 2, 7, 4)
+    table = pa.ipc.open_file(str(tmp_path / f"{row['file']}.arrow")).read_all()
+    got = list(
+        zip(
+            table.column("key").to_pylist(),
+            table.column("location").combine_chunks().dictionary_decode().to_pylist(),
+            table.column("count").to_pylist(),
+            strict=True,
+        )
+    )
+    assert got == [(1, "c", 1), (3, "a", 2), (None, "a", 1), (None, "b", 2), (None, "c", 1)]
+    lost = pa.RecordBatch.from_pydict(
+        {
+            "key": pa.array([None], pa.int64()),
+            "loc_id": pa.array([None], pa.int32()),
+            "loc_name": pa.array([None], pa.string()),
+        }
+    )
+    with pytest.raises(ValueError, match="null location"):
+        list(partitions.write_partitions(iter([lost]), "bigint", str(tmp_path), names))

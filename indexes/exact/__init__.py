@@ -3,8 +3,10 @@
 Perfect pruning for points, IN lists, ranges and IS NULL; its size grows with
 the distinct (key, location) pairs. It is the yardstick of the other types:
 "locations selected by X / locations selected by exact" is X's false-positive
-overhead. ``storage.py`` holds the stored form, ``build.py`` the Spark build,
-``lookup.py`` lookups, ``delta.py`` incremental changes and ``plugin.py`` the
+overhead. ``partitions.py`` holds the stored form (key-range partitions written by
+Spark tasks, and a manifest), ``storage.py`` the older single-piece form
+(still read), ``build.py`` the Spark build, ``lookup.py`` and
+``partitioned.py`` lookups, ``loading.py`` loading, ``delta.py`` incremental changes and ``plugin.py`` the
 hooks.
 
 What it shares with the zonemap and bloom types lives in the framework:
@@ -15,7 +17,8 @@ What it shares with the zonemap and bloom types lives in the framework:
 
 from __future__ import annotations
 
-from lakesieve.indexes.exact.lookup import ExactIndex, load_index
+from lakesieve.indexes.exact.loading import load_index
+from lakesieve.indexes.exact.lookup import ExactIndex
 from lakesieve.indexes.exact.params import INDEX_TYPE, parse_exact_options
 
 __all__ = ["INDEX_TYPE", "ExactIndex", "load_index", "parse_exact_options"]

@@ -1,47 +1,152 @@
-"""Building an exact index with Spark.
+"""Building an exact index with Spark: key-range partitions written by the tasks.
 
 Pipeline, for a relation of ``(key, location)`` rows:
 
-1. ``groupBy(key, location).count()`` in Spark — rows per distinct
-   (key, location) pair; one pair per location for its null keys.
-2. Those pairs come back to the driver as Arrow (``toArrow``, one Spark
-   job): they are the index itself — an exact index is as large as its
-   distinct (key, location) pairs by nature.
-3. The driver dictionary-encodes the locations (ids in name order), sorts
-   the pairs in the column's order and lays them out
-   (:func:`lakesieve.indexes.exact.storage.to_built`).
+1. The locations the caller knows (the snapshot's) are replaced by small
+   integer ids (a broadcast join), so the shuffle carries no location names;
+   a location it did not know travels by name.
+2. ``repartitionByRange`` on the key (Spark samples the keys for the range
+   boundaries): about :data:`~lakesieve.indexes.exact.partitions.ROWS_PER_PARTITION`
+   rows of the relation per range, from the caller's row count; without one,
+   Spark's shuffle partitions, coalesced by adaptive execution. This is the
+   one shuffle, the same a Spark sort of the column makes.
+3. ``mapInArrow`` sums each range's rows per (key, location) — one pair per
+   location for its null keys — lays the range out and writes it as one
+   ``part-<n>`` file into the new state's folder
+   (:func:`~lakesieve.indexes.exact.partitions.write_partitions`), returning
+   one small row: file name, checksum, size, key bounds, counts. A
+   ``groupBy`` before the range shuffle would shrink it only for keys that
+   repeat within a location, and costs a second shuffle and a second
+   aggregation (Spark's range sampling reads the grouped rows once more).
+4. The driver turns those rows into the manifest. The pairs never reach the
+   driver: its memory holds one row per partition.
 
-No step collects raw rows on the driver; only distinct pairs come back.
-Location names travel once per pair; a broadcast join to integer ids first
-would send fewer bytes but cost a second Spark job and a cached aggregate,
-which is slower for all but very wide location names.
+Called without a staging area (an in-process call, tests), the tasks write
+into a temporary folder and the files are read back into memory
+(:func:`lakesieve.task_files.local_staging`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import functools
+import math
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+from lakesieve.indexes.exact import partitions
 from lakesieve.indexes.exact.params import INDEX_TYPE, parse_exact_options
-from lakesieve.indexes.exact.storage import to_built
+from lakesieve.indexes.exact.partitions import (
+    TASK_ROW_DDL,
+    manifest_from_rows,
+    split_ranges,
+    write_partitions,
+)
+from lakesieve.indexes.exact.storage import PARTITIONED_FORMAT
+from lakesieve.ipc_files import read_ipc
 from lakesieve.key_order import KeyOrder
 from lakesieve.model import BuiltIndex
+from lakesieve.task_files import StagingArea, current_staging, local_staging, read_back, with_paths
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
+#: Most partitions one build writes.
+MAX_PARTITIONS = 20_000
 
-def _column(table: pa.Table, name: str) -> pa.Array:
-    col = table.column(name)
-    return col.combine_chunks() if col.num_chunks != 1 else col.chunk(0)
+
+def index_meta(
+    order: KeyOrder, params: Mapping[str, Any], manifest: pa.Table, locations: int
+) -> dict[str, Any]:
+    """The meta of a format-2 index with ``manifest`` over ``locations`` distinct locations."""
+
+    def total(name: str) -> int:
+        return int(np.asarray(manifest.column(name), dtype=np.int64).sum())
+
+    return {
+        "format_version": PARTITIONED_FORMAT,
+        "key_type": order.key_type,
+        "params": dict(params),
+        "rows": total("rows"),
+        "null_rows": total("null_rows"),
+        "distinct_keys": total("keys"),
+        "entries": total("entries"),
+        "locations": locations,
+    }
+
+
+def layout_on_driver(
+    order: KeyOrder,
+    keys: pa.Array,
+    locations: pa.Array,
+    counts: np.ndarray,
+    params: Mapping[str, Any],
+) -> BuiltIndex:
+    """A format-2 index of rows already on the driver (in-process builds, compaction)."""
+    files = split_ranges(order, keys, locations, counts)
+    names: set[str] = set()
+    for name, table in files.items():
+        if name != "manifest":
+            names.update(table.column("location").combine_chunks().dictionary.to_pylist())
+    return BuiltIndex(files=files, meta=index_meta(order, params, files["manifest"], len(names)))
+
+
+def _partitions(rows_hint: int | None) -> int | None:
+    if rows_hint is None:
+        return None
+    return max(1, min(MAX_PARTITIONS, math.ceil(rows_hint / partitions.ROWS_PER_PARTITION)))
+
+
+def _slim(spark: SparkSession, relation: DataFrame, names: list[str]) -> DataFrame:
+    """``key``, ``loc_id``, ``loc_name``: known locations as ids (a broadcast join), others by name."""
+    from pyspark.sql import functions as F
+
+    rel = relation.select(F.col("key"), F.col("location").cast("string").alias("location"))
+    if not names:
+        return rel.select(
+            "key", F.lit(None).cast("int").alias("loc_id"), F.col("location").alias("loc_name")
+        )
+    ids = spark.createDataFrame(list(enumerate(names)), "loc_id int, location string")
+    joined = rel.join(F.broadcast(ids), "location", "left")
+    spelled = F.when(F.col("loc_id").isNull(), F.col("location"))
+    return joined.select("key", "loc_id", spelled.alias("loc_name"))
+
+
+def _write(
+    spark: SparkSession,
+    relation: DataFrame,
+    order: KeyOrder,
+    area: StagingArea,
+    rows_hint: int | None,
+    locations: Sequence[str] | None,
+) -> pa.Table:
+    """Run the Spark job writing the partitions into ``area``; the tasks' rows."""
+    from pyspark.sql import functions as F
+
+    names = sorted(set(locations or ()))
+    rows = _slim(spark, relation, names)
+    n = _partitions(rows_hint)
+    ranged = (
+        rows.repartitionByRange(n, F.col("key"))
+        if n is not None
+        else rows.repartitionByRange(F.col("key"))
+    )
+    body = functools.partial(
+        write_partitions, key_type=order.key_type, folder=area.folder, names=names
+    )
+    return ranged.mapInArrow(body, TASK_ROW_DDL).toArrow()
 
 
 def build_spark(
-    spark: SparkSession, relation: DataFrame, key_type: str, params: Mapping[str, Any]
+    spark: SparkSession,
+    relation: DataFrame,
+    key_type: str,
+    params: Mapping[str, Any],
+    rows_hint: int | None = None,
+    locations: Sequence[str] | None = None,
 ) -> BuiltIndex:
-    """Build an exact index from a DataFrame of ``(key, location)`` rows.
+    """Build an exact index from a DataFrame of ``(key, location)`` rows; see the module docs.
 
     Args:
         spark: the session.
@@ -49,46 +154,53 @@ def build_spark(
             ``location`` (string).
         key_type: the key column's Spark simple type string.
         params: build parameters (the exact index has none).
+        rows_hint: at least the relation's rows (sizes the partitions), or ``None``.
+        locations: the locations the relation may hold (perhaps more, perhaps
+            fewer), or ``None``: known ones travel through the shuffles as
+            small ids, any other by name.
 
     Returns:
-        The index files and meta.
+        The manifest, and the partition files the tasks wrote (in memory
+        when no staging area is open).
 
     Raises:
         UnsupportedKeyTypeError: the key type cannot be ordered.
-        ValueError: a row has a null location.
     """
-    from pyspark.sql import functions as F
-
     order = KeyOrder.of(key_type, INDEX_TYPE)
     full = parse_exact_options(params)
-    pairs = (
-        relation.select(F.col("key"), F.col("location").cast("string").alias("location"))
-        .groupBy("key", "location")
-        .agg(F.count(F.lit(1)).alias("cnt"))
-        .toArrow()
-    )
-    locations = _column(pairs, "location")
-    if locations.null_count:
-        raise ValueError("the relation has rows with a null location")
-    encoded = locations.dictionary_encode()
-    names = encoded.dictionary.to_pylist()
-    ranks = np.argsort(np.asarray(names, dtype=object), kind="stable")
-    new_id = np.empty(len(names), np.int64)
-    new_id[ranks] = np.arange(len(names))
-    loc_ids = new_id[np.asarray(encoded.indices, dtype=np.int64)]
-    keys = _column(pairs, "key")
-    counts = np.asarray(_column(pairs, "cnt"), dtype=np.int64)
-    is_null = np.asarray(keys.is_null(), dtype=bool)
-    null_counts = np.bincount(loc_ids[is_null], weights=counts[is_null], minlength=len(names))
-    valid = pa.array(~is_null)
-    return to_built(
-        order,
-        keys.filter(valid),
-        loc_ids[~is_null],
-        counts[~is_null],
-        [names[i] for i in ranks],
-        null_counts.astype(np.int64),
-        full,
+    area = current_staging()
+    if area is None:
+        with local_staging() as local:
+            rows = _write(spark, relation, order, local, rows_hint, locations)
+            built = _collect(order, full, local, rows)
+            built.files.update(read_back(local, built.written))
+            built.written = []
+            return built
+    return _collect(order, full, area, _write(spark, relation, order, area, rows_hint, locations))
+
+
+def _collect(
+    order: KeyOrder, params: Mapping[str, Any], area: StagingArea, rows: pa.Table
+) -> BuiltIndex:
+    manifest_rows: list[dict[str, Any]] = []
+    records: list[dict[str, Any]] = []
+    names: set[str] = set()
+    key_arrow: pa.DataType | None = None
+    for row in rows.to_pylist():
+        bounds = read_ipc(row["bounds"])
+        key_arrow = bounds.schema.field("bound").type
+        names.update(read_ipc(row["locations"]).column("location").to_pylist())
+        both = bounds.column("bound").combine_chunks()
+        manifest_rows.append({**row, "low": both.slice(0, 1), "high": both.slice(1, 1)})
+        records.append(
+            {k: row[k] for k in ("sha256", "size_bytes", "rows")} | {"name": row["file"]}
+        )
+    manifest = manifest_from_rows(key_arrow or order.arrow_type(), manifest_rows)
+    return BuiltIndex(
+        files={"manifest": manifest},
+        meta=index_meta(order, params, manifest, len(names)),
+        written=with_paths(area, records),
+        state_id=area.state_id,
     )
 
 
@@ -98,7 +210,7 @@ def build_local(
     key_type: str,
     params: Mapping[str, Any] | None = None,
 ) -> BuiltIndex:
-    """Build an exact index in-process (tests, small relations), as the Spark build would.
+    """Build an exact index in-process (tests, small relations), laid out as the Spark build does.
 
     Args:
         keys: key per row (an Arrow array of the column's type, or Python
@@ -110,17 +222,6 @@ def build_local(
     order = KeyOrder.of(key_type, INDEX_TYPE)
     full = parse_exact_options(params)
     arr = keys if isinstance(keys, pa.Array) else pa.array(keys, order.arrow_type())
-    names = sorted(set(locations))
-    ids = {name: i for i, name in enumerate(names)}
-    loc_ids = np.array([ids[loc] for loc in locations], dtype=np.int64)
-    is_null = np.asarray(arr.is_null(), dtype=bool)
-    null_counts = np.bincount(loc_ids[is_null], minlength=len(names)).astype(np.int64)
-    return to_built(
-        order,
-        arr.filter(pa.array(~is_null)),
-        loc_ids[~is_null],
-        np.ones(int((~is_null).sum()), np.int64),
-        names,
-        null_counts,
-        full,
+    return layout_on_driver(
+        order, arr, pa.array(locations, pa.string()), np.ones(len(arr), np.int64), full
     )

@@ -2,12 +2,15 @@
 
 The delta, ``(key, location, count)`` rows, is summed per (key, location) in
 Spark and brought to the driver (it is no larger than the pairs it changes).
-There the index's own pairs are laid out again as rows, the delta's rows are
-appended, and :func:`~lakesieve.indexes.exact.storage.to_built` sums counts
-per (key, location) and drops what reaches zero — keys no row holds any
-more, locations left without rows. The result equals a fresh build on the
-changed relation, provided the delta is consistent with the relation the
-index reflects (it removes only rows that were there).
+This is compaction, and it runs on the driver: the index's pairs are read
+partition by partition and laid out again as rows, the delta's rows are
+appended, and :func:`~lakesieve.indexes.exact.build.layout_on_driver` sums
+counts per (key, location), drops what reaches zero — keys no row holds any
+more, locations left without rows — and cuts new key-range partitions, which
+the store writes. So a compaction holds the whole index on the driver once
+(a build never does). The result equals an in-process build on the changed
+relation, provided the delta is consistent with the relation the index
+reflects (it removes only rows that were there).
 """
 
 from __future__ import annotations
@@ -17,9 +20,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.indexes.exact.lookup import ExactIndex
+from lakesieve.indexes.exact.build import layout_on_driver
+from lakesieve.indexes.exact.loading import all_pairs
 from lakesieve.indexes.exact.params import parse_exact_options
-from lakesieve.indexes.exact.storage import to_built
 from lakesieve.model import BuiltIndex
 
 if TYPE_CHECKING:
@@ -53,7 +56,7 @@ def summed_delta(delta: DataFrame) -> pa.Table:
 
 
 def apply_delta(
-    spark: SparkSession, index: ExactIndex, delta: DataFrame, params: Mapping[str, Any]
+    spark: SparkSession, index: Any, delta: DataFrame, params: Mapping[str, Any]
 ) -> BuiltIndex:
     """The index after applying ``delta``; equal to a rebuild on the changed relation.
 
@@ -67,40 +70,25 @@ def apply_delta(
     return merge_changes(index, summed_delta(delta), params)
 
 
-def merge_changes(index: ExactIndex, changes: pa.Table, params: Mapping[str, Any]) -> BuiltIndex:
+def merge_changes(index: Any, changes: pa.Table, params: Mapping[str, Any]) -> BuiltIndex:
     """The index with summed changes folded in (the driver half of :func:`apply_delta`).
 
     Args:
-        index: the loaded index.
+        index: the loaded index (either format).
         changes: ``key``, ``location``, ``cnt`` rows (as :func:`summed_delta` gives).
         params: build parameters (the exact index has none).
     """
     full = parse_exact_options(params)
+    keys, locations, counts = all_pairs(index)
+    key_type = keys[0].type if keys else changes.schema.field("key").type
     d_keys = changes.column("key").combine_chunks()
-    d_locs = np.asarray(changes.column("location").to_pylist(), dtype=object)
-    d_cnt = np.asarray(changes.column("cnt").combine_chunks(), dtype=np.int64)
-
-    names = sorted(set(index.locations.tolist()) | set(d_locs.tolist()))
-    ids = {name: i for i, name in enumerate(names)}
-    old_to_new = np.array([ids[n] for n in index.locations.tolist()], dtype=np.int64)
-    d_ids = np.array([ids[n] for n in d_locs.tolist()], dtype=np.int64)
-
-    null_counts = np.zeros(len(names), np.int64)
-    np.add.at(null_counts, old_to_new[index.null_loc], index.null_count)
-    d_null = np.asarray(d_keys.is_null(), dtype=bool)
-    np.add.at(null_counts, d_ids[d_null], d_cnt[d_null])
-
-    per_key = np.diff(index.first_entry)
-    old_keys = index.keys.take(pa.array(np.repeat(np.arange(len(per_key)), per_key), pa.int64()))
-    new_keys = d_keys.filter(pa.array(~d_null))
-    if new_keys.type != old_keys.type:
-        new_keys = new_keys.cast(old_keys.type)
-    return to_built(
+    if d_keys.type != key_type:
+        d_keys = d_keys.cast(key_type)
+    d_locs = changes.column("location").combine_chunks().cast(pa.string())
+    return layout_on_driver(
         index.order,
-        pa.concat_arrays([old_keys, new_keys]),
-        np.concatenate([old_to_new[index.entry_loc], d_ids[~d_null]]),
-        np.concatenate([index.entry_count, d_cnt[~d_null]]),
-        names,
-        null_counts,
+        pa.concat_arrays([*keys, d_keys]),
+        pa.concat_arrays([*locations, d_locs]),
+        np.concatenate([*counts, np.asarray(changes.column("cnt"), dtype=np.int64)]),
         full,
     )

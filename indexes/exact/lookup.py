@@ -131,6 +131,17 @@ class ExactIndex:
             return LookupResult.all(f"exact index cannot compare the query's values: {exc}")
         return LookupResult.all(f"exact index does not answer {query.kind!r} queries")
 
+    def pairs(self) -> tuple[pa.Array, pa.Array, np.ndarray]:
+        """Every ``(key, location, count)`` row of the index (null keys last), as arrays."""
+        per_key = np.diff(self.first_entry)
+        keys = self.keys.take(pa.array(np.repeat(np.arange(len(per_key)), per_key), pa.int64()))
+        keys = pa.concat_arrays([keys, pa.nulls(len(self.null_loc), self.keys.type)])
+        ids = np.concatenate([self.entry_loc, self.null_loc]).astype(np.int32)
+        names = pa.array(self.locations.tolist(), pa.string())
+        locations = pa.DictionaryArray.from_arrays(pa.array(ids, pa.int32()), names)
+        counts = np.concatenate([self.entry_count, self.null_count]).astype(np.int64)
+        return keys, locations.dictionary_decode(), counts
+
     # ------------------------------------------------------------- describe
 
     def describe(self) -> dict[str, Any]:
@@ -154,7 +165,8 @@ class ExactIndex:
 # ---------------------------------------------------------------------------
 
 
-def _check(cond: bool, what: str) -> None:
+def check(cond: bool, what: str) -> None:
+    """Raise :class:`ExactFormatError` saying ``what`` is wrong unless ``cond`` holds."""
     if not cond:
         raise ExactFormatError(f"exact index is inconsistent: {what}")
 
@@ -175,12 +187,12 @@ def _typed(table: pa.Table, name: str, schema: pa.Schema) -> pa.Table:
 
 def _column(table: pa.Table, name: str, dtype: Any) -> np.ndarray:
     col = table.column(name)
-    _check(col.null_count == 0, f"column {name!r} has nulls")
+    check(col.null_count == 0, f"column {name!r} has nulls")
     return np.asarray(col.combine_chunks() if col.num_chunks != 1 else col.chunk(0), dtype=dtype)
 
 
-def load_index(built: BuiltIndex) -> ExactIndex:
-    """Decode and check a stored exact index.
+def load_format1(built: BuiltIndex) -> ExactIndex:
+    """Decode and check a stored exact index of format 1 (every pair in four driver files).
 
     Raises:
         ExactFormatError: a file is missing or malformed, keys are out of
@@ -188,51 +200,49 @@ def load_index(built: BuiltIndex) -> ExactIndex:
         UnsupportedKeyTypeError: the stored key type is not supported.
     """
     meta = dict(built.meta or {})
-    _check(meta.get("format_version") == FORMAT_VERSION, f"format {meta.get('format_version')!r}")
+    check(meta.get("format_version") == FORMAT_VERSION, f"format {meta.get('format_version')!r}")
     key_type = meta.get("key_type")
-    _check(isinstance(key_type, str), "no key type")
+    check(isinstance(key_type, str), "no key type")
     order = KeyOrder.of(str(key_type), INDEX_TYPE)
     params = meta.get("params") or {}
-    _check(isinstance(params, dict), "params is not a dict")
+    check(isinstance(params, dict), "params is not a dict")
 
     loc_t = _typed(_table(built, "locations"), "locations", LOCATIONS_SCHEMA)
     keys_t = _table(built, "keys")
     ent_t = _typed(_table(built, "entries"), "entries", ENTRIES_SCHEMA)
     nul_t = _typed(_table(built, "nulls"), "nulls", ENTRIES_SCHEMA)
-    _check(set(keys_t.column_names) >= {"key", "first_entry"}, "keys table lacks its columns")
+    check(set(keys_t.column_names) >= {"key", "first_entry"}, "keys table lacks its columns")
 
     loc_col = loc_t.column("location")
-    _check(loc_col.null_count == 0, "null location")
+    check(loc_col.null_count == 0, "null location")
     locations = np.array(loc_col.to_pylist(), dtype=object)
     n_loc = len(locations)
     key_col = keys_t.column("key")
     key_col = key_col.combine_chunks() if key_col.num_chunks != 1 else key_col.chunk(0)
-    _check(key_col.null_count == 0, "a null key in the keys table")
+    check(key_col.null_count == 0, "a null key in the keys table")
     try:
         forms = order.array(key_col)
     except (TypeError, ValueError, pa.ArrowException) as exc:
         raise ExactFormatError(f"exact index keys do not fit type {key_type!r}: {exc}") from exc
-    _check(KeyOrder.strictly_increasing(forms), "keys are not sorted and distinct")
-    _check(pa.types.is_integer(keys_t.schema.field("first_entry").type), "first_entry type")
+    check(KeyOrder.strictly_increasing(forms), "keys are not sorted and distinct")
+    check(pa.types.is_integer(keys_t.schema.field("first_entry").type), "first_entry type")
     first = _column(keys_t, "first_entry", np.int64)
     entry_loc = _column(ent_t, "location_id", np.int32)
     entry_count = _column(ent_t, "count", np.int64)
     null_loc = _column(nul_t, "location_id", np.int32)
     null_count = _column(nul_t, "count", np.int64)
     n_entries = len(entry_loc)
-    _check(len(first) == 0 or int(first[0]) == 0, "keys do not start at entry 0")
-    _check(bool(np.all(np.diff(first) > 0)), "a key has no entries or offsets decrease")
-    _check(len(first) == 0 or int(first[-1]) < n_entries, "key entries lie outside the entries")
-    _check(len(first) > 0 or n_entries == 0, "entries without keys")
-    _check(
+    check(len(first) == 0 or int(first[0]) == 0, "keys do not start at entry 0")
+    check(bool(np.all(np.diff(first) > 0)), "a key has no entries or offsets decrease")
+    check(len(first) == 0 or int(first[-1]) < n_entries, "key entries lie outside the entries")
+    check(len(first) > 0 or n_entries == 0, "entries without keys")
+    check(
         bool(np.all((entry_loc >= 0) & (entry_loc < n_loc))), "an entry names an unknown location"
     )
-    _check(
+    check(
         bool(np.all((null_loc >= 0) & (null_loc < n_loc))), "a null entry names an unknown location"
     )
-    _check(
-        bool(np.all(entry_count > 0)) and bool(np.all(null_count > 0)), "a count is not positive"
-    )
+    check(bool(np.all(entry_count > 0)) and bool(np.all(null_count > 0)), "a count is not positive")
     return ExactIndex(
         order=order,
         params=dict(params),

@@ -44,11 +44,11 @@ class ExactIndexType(IndexTypeBase):
         """Build the index with Spark from ``(key, location)`` rows."""
         from lakesieve.indexes.exact.build import build_spark
 
-        return build_spark(spark, relation, key_type, params or {})
+        return build_spark(spark, relation, key_type, params or {}, rows_hint, locations)
 
     def load(self, built: BuiltIndex) -> Any:
-        """Decode stored files into an :class:`~lakesieve.indexes.exact.lookup.ExactIndex`."""
-        from lakesieve.indexes.exact.lookup import load_index
+        """Decode stored files into an :class:`~lakesieve.indexes.exact.partitioned.PartitionedExactIndex`."""
+        from lakesieve.indexes.exact.loading import load_index
 
         return load_index(built)
 

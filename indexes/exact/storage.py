@@ -1,4 +1,9 @@
-"""The stored form of an exact index, and its assembly from (key, location, count) pairs.
+"""Format 1 of a stored exact index, and its assembly from (key, location, count) pairs.
+
+Builds write format 2 (:mod:`lakesieve.indexes.exact.partitions`: key-range
+partitions written by Spark tasks, and a manifest); states of format 1 are
+still read. Each loaded partition of format 2 is answered by the same
+in-memory layout as a whole format-1 index:
 
 ================  ==================================================================
 ``locations``     ``location`` (string); a location's id is its row number; names
@@ -28,7 +33,11 @@ import pyarrow as pa
 from lakesieve.key_order import KeyOrder
 from lakesieve.model import BuiltIndex
 
+#: Format of this module's layout (every pair in four files read at load).
 FORMAT_VERSION = 1
+
+#: Format of key-range partitions and a manifest (:mod:`lakesieve.indexes.exact.partitions`).
+PARTITIONED_FORMAT = 2
 
 LOCATIONS_SCHEMA = pa.schema([pa.field("location", pa.string(), nullable=False)])
 ENTRIES_SCHEMA = pa.schema(
