@@ -32,7 +32,8 @@ from lakesieve.index_log import IndexDefinition, IndexState, LogProblem, add_sta
 from lakesieve.model import Instant
 from lakesieve.refresh import RefreshResult
 from lakesieve.session import get_spark
-from lakesieve.store import DAMAGED_PREFIX, IndexStore, state_folders
+from lakesieve.store import DAMAGED_PREFIX, IndexStore
+from lakesieve.store_folders import state_folders
 
 if TYPE_CHECKING:
     from lakesieve.index_state import TableIndexes

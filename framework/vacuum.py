@@ -23,7 +23,8 @@ from typing import Any
 from lakesieve.errors import IndexCorruptError, LakesieveError, OptionError
 from lakesieve.index_log import IndexDefinition, IndexState, LogSnapshot
 from lakesieve.index_state import TableIndexes
-from lakesieve.store import IndexStore, state_folders
+from lakesieve.store import IndexStore
+from lakesieve.store_folders import state_folders
 
 #: prefix of the temporary index names ``cmp_<column>_<type>`` of ``lakesieve compare``
 TEMP_PREFIX = "cmp_"
