@@ -16,7 +16,7 @@ and, on the SAME built index, both stored formats and both lookup paths:
 
 Usage::
 
-    python -m lakesieve.bench.sieve_layout --scale 1 --layouts sorted,interleaved \
+    python -m lakesieve.indexes.sieve.bench_layout --scale 1 --layouts sorted,interleaved \
         --workdir bench-data --json sieve.json
 """
 
