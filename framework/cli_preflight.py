@@ -192,6 +192,8 @@ def check_table_command(args: argparse.Namespace) -> None:
     if command in ("compare", "advise"):
         if command == "advise" and args.from_json:
             return
+        if args.table is None or args.column is None:
+            return  # reported by the command itself
         if args.types:
             unknown = [t for t in _split(args.types) if t not in registry.index_type_names()]
             if unknown:
