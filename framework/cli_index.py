@@ -125,13 +125,11 @@ def _maintain(table: Any, args: argparse.Namespace) -> int:
     what = f"index {args.name}" if args.name else "the indexes"
     print(f"{args.index_cmd}: {what} of {table.path} ...", file=sys.stderr, flush=True)
     started = time.perf_counter()
-    if args.index_cmd == "refresh":  # starts Spark only when an index is behind the table
+    # both start Spark only when there is work: an index behind the table, or deltas to fold
+    if args.index_cmd == "refresh":
         results = table.refresh(args.name, policy=policy, spark_conf=PROGRESS)
     else:
-        from lakesieve.session import get_spark
-
-        print("starting Spark ...", file=sys.stderr, flush=True)
-        results = table.compact(args.name, spark=get_spark(conf=PROGRESS), policy=policy)
+        results = table.compact(args.name, policy=policy, spark_conf=PROGRESS)
     print(
         f"{args.index_cmd} done in {time.perf_counter() - started:.1f} s "
         "(Spark start-up included when it was needed)",

@@ -190,6 +190,10 @@ def check_table_command(args: argparse.Namespace) -> None:
         _check_where(table, args.where, args.as_of)
         return
     if command in ("compare", "advise"):
+        if command == "compare" and getattr(args, "html", None):
+            from lakesieve.bench import require_extra  # the report's charts need the extra
+
+            require_extra("lakesieve compare --html", modules=("matplotlib",), program=False)
         if command == "advise" and args.from_json:
             return
         if args.table is None or args.column is None:

@@ -339,9 +339,17 @@ def refresh_index(
 
 
 def compact_index(
-    table: TableIndexes, name: str, spark: SparkSession, policy: RefreshPolicy, attempts: int = 8
+    table: TableIndexes,
+    name: str,
+    spark: SparkSession | None,
+    policy: RefreshPolicy,
+    attempts: int = 8,
 ) -> RefreshResult:
-    """Fold the newest state's delta chain into a new base at the same instant."""
+    """Fold the newest state's delta chain into a new base at the same instant.
+
+    ``spark`` may be ``None``: an index whose newest state is a base needs no
+    session (one is started if a delta appears meanwhile).
+    """
     started = time.perf_counter()
     for attempt in range(attempts):
         definition = table.index(name)
@@ -357,6 +365,7 @@ def compact_index(
             return result
         chain = definition.chain(head)
         target = Instant(head.instant_sort_key, head.instant)
+        spark = spark or get_spark()
         built, how = _fold(table, spark, definition, chain, None, target)
         try:
             _commit_state(table, name, head, built, target, "base", None)

@@ -244,12 +244,19 @@ class Table:
         name: str | None = None,
         spark: SparkSession | None = None,
         policy: RefreshPolicy | None = None,
+        spark_conf: dict[str, str] | None = None,
     ) -> list[RefreshResult]:
-        """Fold the deltas of every index (or the one named) into a new base."""
-        names = [self.index(name).name] if name else [d.name for d in self.indexes()]
-        spark = spark or get_spark()
+        """Fold the deltas of every index (or the one named) into a new base.
+
+        Spark starts (with ``spark_conf``) only when some index's newest state
+        is a delta: "nothing to compact" costs no session.
+        """
+        definitions = [self.index(name)] if name else self.indexes()
+        heads = [d.latest() for d in definitions]
+        if spark is None and any(h is not None and h.is_delta for h in heads):
+            spark = get_spark(conf=spark_conf)
         policy = policy or self.refresh_policy
-        return [compact_index(self.states, n, spark, policy) for n in names]
+        return [compact_index(self.states, d.name, spark, policy) for d in definitions]
 
     def vacuum(self, grace_seconds: float | None = None) -> VacuumResult:
         """Remove index states of instants the table no longer keeps, and unreferenced files."""

@@ -226,3 +226,20 @@ def test_write_prints_steps_on_stderr_and_only_json_on_stdout(tables: dict[str, 
     assert str(table.version()) == doc["instant"]
     assert table.to_pyarrow_table().num_rows == 40
     assert table.metadata().configuration.get("lakesieve.recordKey") == "id"
+
+
+def test_refresh_and_compact_with_nothing_to_do_start_no_spark(
+    spark: Any, tables: dict[str, Path], tmp_path: Path
+) -> None:
+    """An index at the table's newest instant, with no deltas: neither command needs Spark."""
+    import shutil
+
+    from lakesieve.table import open as open_table
+
+    path = tmp_path / "hudi"
+    shutil.copytree(tables["hudi"], path)
+    open_table(str(path)).build_index("k", "zonemap", name="k_zm", spark=spark)
+    for command, words in (("refresh", "up to date"), ("compact", "nothing to compact")):
+        result, out, err = _run("index", command, str(path))
+        assert result == {"code": 0, "spark_started": False}, err[-3000:]
+        assert "k_zm" in out and words in out, out

@@ -116,3 +116,38 @@ def test_iceberg_remembers_a_key_first_given_later_without_an_extra_snapshot(
     assert len(lakesieve.open(path).timeline()) == 2
     write(path, _frame(spark, range(0, 2), "x"), options=WriteOptions(mode="delete"), spark=spark)
     assert _rows(spark, path) == {i: ("a" if i < 5 else "b") + str(i) for i in range(2, 12)}
+
+
+def test_delta_learns_a_key_first_given_later(spark: Any, tmp_path: Path) -> None:
+    """A Delta table created without a key keeps the first key a later write names."""
+    from deltalake import DeltaTable
+
+    path = tmp_path / "delta"
+    write(
+        path,
+        _frame(spark, range(0, 10), "a"),
+        format="delta",
+        options=WriteOptions(mode="append"),
+        spark=spark,
+    )
+    assert _delta_key(path) is None
+    write(
+        path,
+        _frame(spark, range(5, 12), "b"),
+        options=WriteOptions(mode="upsert", record_key=("id",)),
+        spark=spark,
+    )
+    assert _delta_key(path) == "id"
+    # the data commit, then one metadata-only commit that adds and removes no file
+    history = DeltaTable(str(path)).history()
+    assert [h["operation"] for h in history[:1]] == ["SET TBLPROPERTIES"]
+    assert _rows(spark, path) == {i: ("a" if i < 5 else "b") + str(i) for i in range(12)}
+    write(path, _frame(spark, range(0, 2), "x"), options=WriteOptions(mode="delete"), spark=spark)
+    assert _rows(spark, path) == {i: ("a" if i < 5 else "b") + str(i) for i in range(2, 12)}
+    with pytest.raises(WriteError, match="differs from the table's record key id"):
+        write(
+            path,
+            _frame(spark, range(0, 2), "y"),
+            options=WriteOptions(mode="upsert", record_key=("s",)),
+            spark=spark,
+        )

@@ -20,8 +20,10 @@ with ``delta.`` become table properties when the table is created
 The record key is remembered: a table created with one keeps it in the table
 property ``lakesieve.recordKey`` (delta-rs accepts a property it does not
 know only on an empty table, so such a table is created empty as version 0
-and the rows are version 1). Later upserts and deletes use it when no key is
-given and refuse a different one.
+and the rows are version 1). A table created without one learns the key of
+the first later write that names one (``--record-key``): a metadata-only
+commit (``SET TBLPROPERTIES``) follows that write's data commit. Later
+upserts and deletes use it when no key is given and refuse a different one.
 
 Limits: the frame must have exactly the table's columns (no schema
 evolution); tables with column mapping are not written; files that carry a deletion vector cannot be rewritten (delta-rs
@@ -129,6 +131,18 @@ def _create(
     )
     created.create_write_transaction(
         list(adds), "append", created.schema(), partition_by=part_cols or None
+    )
+
+
+def _remember_key(table: TableRef, record_key: tuple[str, ...]) -> None:
+    """Keep ``record_key`` in the table property of a table created without one.
+
+    delta-rs takes a property it does not know on a table with data only
+    through ``ALTER`` (one metadata-only commit, no data change).
+    """
+    dt = tables.open_table(table)
+    dt.alter.set_table_properties(
+        {tables.RECORD_KEY_PROPERTY: ",".join(record_key)}, raise_if_not_exists=False
     )
 
 
@@ -242,6 +256,8 @@ def write_table(
             dt.create_write_transaction(
                 actions, "append", dt.schema(), partition_by=part_cols or None
             )
+        if options.record_key and not tables.stored_record_key(dt):
+            _remember_key(table, options.record_key)
     latest = tables.open_table(table)
     line = {i.id: i for i in timeline.list_instants(table)}
     return line.get(str(latest.version()), timeline.instant_of(latest.version()))
