@@ -189,7 +189,8 @@ class LakesieveReader(DataSourceReader):
         where: Any = None
         if self.pushed and prune_requested(self.options):
             where = self.pushed[0] if len(self.pushed) == 1 else p.And(tuple(self.pushed))
-        plan = table.plan(where, self.options.get("asOf") or self.options.get("asof"))
+        # the pushed literals are typed values (instants carry their zone): no session zone applies
+        plan = table.plan(where, self.options.get("asOf") or self.options.get("asof"), "UTC")
         self.description = describe_scan(plan, table)
         if self.pushed and where is None:
             self.description += "; pruning off (option prune is not true)"

@@ -53,9 +53,8 @@ def value_literal(value: Any) -> Any:
     if isinstance(value, dt.datetime):
         if value.tzinfo is None:
             return None  # ambiguous time zone: do not prune on it
-        return Literal(
-            "timestamp", value.astimezone(dt.UTC).replace(tzinfo=None).isoformat(sep=" ")
-        )
+        # the instant with its zone spelled out: bound the same in every session time zone
+        return Literal("timestamp", value.astimezone(dt.UTC).isoformat(sep=" "))
     if isinstance(value, dt.date):
         return Literal("date", value.isoformat())
     return None

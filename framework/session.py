@@ -196,6 +196,19 @@ def keep_useful_warnings(spark: SparkSession) -> None:
         context.setLogLevel("WARN")
 
 
+def time_zone_of(spark: SparkSession | None = None) -> str:
+    """The session time zone of ``spark``; without one, the zone lakesieve's own session uses.
+
+    That is the zone of the shared session once started, else the one
+    ``LAKESIEVE_SPARK_CONF`` names, else UTC (:data:`DEFAULT_CONF`). Starts nothing.
+    """
+    key = "spark.sql.session.timeZone"
+    session = spark if spark is not None else _session
+    if session is not None:
+        return str(session.conf.get(key))
+    return _conf_from_env().get(key) or DEFAULT_CONF[key]
+
+
 def _conf_from_env() -> dict[str, str]:
     raw = os.environ.get("LAKESIEVE_SPARK_CONF", "").strip()
     out: dict[str, str] = {}

@@ -24,6 +24,7 @@ from lakesieve.arrow_read import read_plan_arrow
 from lakesieve.contracts import TableFormat
 from lakesieve.errors import TableNotFoundError
 from lakesieve.expressions import bind, to_sql
+from lakesieve.expressions.time_zone import session_time_zone
 from lakesieve.index_build import build_index
 from lakesieve.index_health import broken_head, drop_broken_states
 from lakesieve.index_log import IndexDefinition
@@ -38,7 +39,7 @@ from lakesieve.refresh import (
     refresh_index,
 )
 from lakesieve.repair import refresh_broken
-from lakesieve.session import get_spark
+from lakesieve.session import get_spark, time_zone_of
 from lakesieve.store import DEFAULT_DIRNAME, IndexStore
 from lakesieve.table_view import TableView
 from lakesieve.vacuum import VacuumResult, vacuum
@@ -265,11 +266,20 @@ class Table:
 
     # ------------------------------------------------------------ planning
 
-    def plan(self, where: Any = None, as_of: str | None = None) -> Plan:
+    def plan(
+        self, where: Any = None, as_of: str | None = None, time_zone: str | None = None
+    ) -> Plan:
         """Decide which read units a query needs. Does not start Spark.
 
-        ``where`` is a predicate string or an unbound predicate tree.
+        ``where`` is a predicate string or an unbound predicate tree. Timestamp
+        literals without a zone are read in ``time_zone`` (a Spark session
+        time zone; default: the zone of lakesieve's own session, UTC unless
+        ``LAKESIEVE_SPARK_CONF`` sets ``spark.sql.session.timeZone``).
         """
+        with session_time_zone(time_zone or time_zone_of()):
+            return self._plan(where, as_of)
+
+    def _plan(self, where: Any, as_of: str | None) -> Plan:
         started = time.perf_counter()
         line = self.timeline()  # listed once per plan: instant lookup and index checks share it
         inst = self.view.resolve_instant(as_of, line)
@@ -319,7 +329,10 @@ class Table:
                     LakesieveWarning,
                     stacklevel=2,
                 )
-        plan = self.plan(where, as_of)
+        spark = spark or get_spark()
+        plan = self.plan(
+            where, as_of, time_zone_of(spark)
+        )  # literals read as this session reads them
         return self.read_plan(plan, spark)
 
     def read_plan(self, plan: Plan, spark: SparkSession | None = None) -> DataFrame:
@@ -358,7 +371,8 @@ class Table:
                     LakesieveWarning,
                     stacklevel=2,
                 )
-        return self.read_plan_arrow(self.plan(where, as_of), columns=columns, max_bytes=max_bytes)
+        plan = self.plan(where, as_of, time_zone_of(spark))
+        return self.read_plan_arrow(plan, columns=columns, max_bytes=max_bytes)
 
     def read_plan_arrow(
         self, plan: Plan, columns: list[str] | None = None, max_bytes: int | None = None
@@ -370,10 +384,12 @@ class Table:
         self, spark: SparkSession | None = None, where: str | None = None, as_of: str | None = None
     ) -> DataFrame:
         """The same rows as :meth:`read` without any index (for checks and benchmarks)."""
+        spark = spark or get_spark()
         plan = self.plan(None, as_of)
         if where:
             schema = self.schema(as_of)
-            plan.bound = bind(where, schema, self.path)
+            with session_time_zone(time_zone_of(spark)):
+                plan.bound = bind(where, schema, self.path)
         return self.read_plan(plan, spark)
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lakesieve.errors import PredicateError
+from lakesieve.expressions.time_zone import wall_to_utc, zone_is_utc
 
 INT_RANGE = {
     "tinyint": (-(2**7), 2**7 - 1),
@@ -241,10 +242,25 @@ def to_date(lit: Typed, why: str) -> dt.date:
 
 
 def to_timestamp(lit: Typed, target: str, why: str) -> Typed:
-    """A timestamp literal of kind ``target`` (naive UTC for instants); else ``PredicateError(why)``."""
+    """A timestamp literal of kind ``target`` (naive UTC for instants); else ``PredicateError(why)``.
+
+    A wall-clock time (a string or keyword literal without a zone, a date, a
+    ``TIMESTAMP_NTZ`` literal) becomes an instant in the session time zone
+    (:mod:`~lakesieve.expressions.time_zone`), as Spark casts it.
+    """
     if lit.kind == "date":
-        return Typed(target, dt.datetime.combine(lit.value, dt.time()), lit.text)
-    if lit.kind in ("timestamp", "timestamp_ntz"):
+        wall = dt.datetime.combine(lit.value, dt.time())
+        return Typed(target, wall if target == "timestamp_ntz" else wall_to_utc(wall), lit.text)
+    if lit.kind == target:
+        return Typed(target, lit.value, lit.text)
+    if lit.kind == "timestamp_ntz":  # against an instant column: the wall time in the session zone
+        return Typed(target, wall_to_utc(lit.value), lit.text)
+    if lit.kind == "timestamp":  # an instant against a TIMESTAMP_NTZ column
+        if not zone_is_utc():
+            raise PredicateError(
+                f"{why}: an instant literal against a TIMESTAMP_NTZ column depends on the "
+                "session time zone's daylight-saving rules; use a TIMESTAMP_NTZ literal"
+            )
         return Typed(target, lit.value, lit.text)
     m = _TS_TEXT.match(str(lit.value))
     if not m:
@@ -261,6 +277,8 @@ def to_timestamp(lit: Typed, target: str, why: str) -> Typed:
         raise PredicateError(why) from None
     if value.tzinfo is not None:
         value = value.astimezone(dt.UTC).replace(tzinfo=None)
+    elif target == "timestamp":
+        value = wall_to_utc(value)
     return Typed(target, value, lit.text)
 
 

@@ -256,8 +256,8 @@ def write_table(
             dt.create_write_transaction(
                 actions, "append", dt.schema(), partition_by=part_cols or None
             )
-        if options.record_key and not tables.stored_record_key(dt):
-            _remember_key(table, options.record_key)
-    latest = tables.open_table(table)
+    written = tables.open_table(table).version()  # the data commit: the instant this write returns
+    if dt is not None and options.record_key and not tables.stored_record_key(dt):
+        _remember_key(table, options.record_key)
     line = {i.id: i for i in timeline.list_instants(table)}
-    return line.get(str(latest.version()), timeline.instant_of(latest.version()))
+    return line.get(str(written), timeline.instant_of(written))
