@@ -4,7 +4,8 @@ Each example draws a small table of adversarial values laid out over a few
 locations (:mod:`tests.differential.data`), writes it with the format's own
 writer, builds every index type on one column and one more index on another,
 sometimes changes the table afterwards (append, delete, upsert) and
-sometimes refreshes the indexes; then checks a batch of predicate texts
+sometimes refreshes the indexes; then, with the session in a drawn time zone
+(timestamp literals without a zone are read in it), checks a batch of predicate texts
 (:mod:`tests.differential.predicates`) against the oracle: Spark SQL
 evaluating the same text over the native full read held in memory
 (:mod:`tests.differential.check`). One table per example, many predicates
@@ -83,6 +84,10 @@ PREDICATES = int(os.environ.get("LAKESIEVE_DIFF_PREDICATES", "0")) or (
 KEEP_GOING = os.environ.get("LAKESIEVE_DIFF_KEEP_GOING", "") not in ("", "0")
 MINUTES = float(os.environ.get("LAKESIEVE_DIFF_MINUTES", "0")) or None
 
+#: Session time zones a table's predicates are checked in (timestamp literals
+#: without a zone are read in it, by Spark and by lakesieve).
+ZONES = ("UTC", "America/New_York", "+05:30")
+
 TALLIES: dict[str, Tally] = {}
 #: Tables checked, by format.
 TABLES: dict[str, int] = {}
@@ -129,6 +134,7 @@ def run_case(
     """
     spec = data.draw(table_specs(), label="table")
     indexes = draw_indexes(data)
+    zone = data.draw(st.sampled_from(ZONES), label="session time zone")
     indexed = sorted({c for c, _ in indexes})
     values: dict[str, list[Any]] = {}
     for row in [*spec.rows, *(r for m in spec.mutations for r in m.rows)]:
@@ -141,7 +147,7 @@ def run_case(
     if not check:
         return found
     with tempfile.TemporaryDirectory(prefix=f"diff-{fmt}-") as root:
-        case = Case(spark, fmt, Path(root), spec, indexes)
+        case = Case(spark, fmt, Path(root), spec, indexes, zone)
         try:
             failures = case.check_all(wheres, data_source=data_source)
             if failures and stop_at_first:

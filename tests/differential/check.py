@@ -65,9 +65,16 @@ class Case:
     """A table of one format written from a :class:`TableSpec`, indexed, changed, refreshed."""
 
     def __init__(
-        self, spark: Any, fmt: str, root: Path, spec: TableSpec, indexes: list[tuple[str, str]]
+        self,
+        spark: Any,
+        fmt: str,
+        root: Path,
+        spec: TableSpec,
+        indexes: list[tuple[str, str]],
+        zone: str = "UTC",
     ) -> None:
         self.spark, self.fmt, self.spec, self.indexes = spark, fmt, spec, indexes
+        self.zone = zone  # the session time zone the predicates are checked in
         self.path = root / "t"
         formats.create(spark, fmt, self.path, spec)
         self.table = lakesieve.open(self.path)
@@ -95,7 +102,8 @@ class Case:
         muts = ", ".join(m.kind for m in self.spec.mutations) or "none"
         return (
             f"format {self.fmt}, {len(self.spec.rows)} rows over {self.spec.locations} locations, "
-            f"indexes {self.indexes}, changes after build: {muts}, refreshed: {self.spec.refresh}"
+            f"indexes {self.indexes}, changes after build: {muts}, refreshed: {self.spec.refresh}, "
+            f"session time zone {self.zone}"
         )
 
     def check(self, where: str, data_source: bool = True) -> list[Failure]:
@@ -107,8 +115,18 @@ class Case:
 
         The oracle, ``Table.read`` and the data source each run one Spark job
         for all the texts (falling back to one job per text when it fails);
-        ``explain`` and ``read_arrow`` start no job and run per text.
+        ``explain`` and ``read_arrow`` start no job and run per text. All of
+        them run with the shared session in the case's time zone.
         """
+        key = "spark.sql.session.timeZone"
+        before = self.spark.conf.get(key)
+        self.spark.conf.set(key, self.zone)
+        try:
+            return self._check_all(wheres, data_source)
+        finally:
+            self.spark.conf.set(key, before)
+
+    def _check_all(self, wheres: Sequence[str], data_source: bool) -> list[Failure]:
         answers = self.oracle.answer_all(wheres)
         found: dict[int, list[Failure]] = {}
         accepted: dict[int, tuple[str, Answer]] = {}
