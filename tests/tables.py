@@ -133,10 +133,24 @@ def hudi_rs_rows_by_location(path: str | Path, as_of: str | None = None) -> dict
 _views = itertools.count()
 
 
+def arrow_frame(spark: Any, rows: pa.Table) -> Any:
+    """A Spark DataFrame of ``rows`` with Arrow's types kept.
+
+    Naive timestamps stay wall times (``TIMESTAMP_NTZ``): ``createDataFrame``
+    without a schema makes them instants of the session's time zone, which
+    shifts them in any zone but UTC.
+    """
+    from pyspark.sql.pandas.types import from_arrow_schema
+
+    return spark.createDataFrame(
+        rows, schema=from_arrow_schema(rows.schema, prefer_timestamp_ntz=True)
+    )
+
+
 def spark_where(spark: Any, rows: pa.Table, where: str) -> Any:
     """Spark SQL's ``SELECT * ... WHERE <where>`` over ``rows`` held in memory (no Parquet pushdown)."""
     view = f"oracle_rows_{next(_views)}"
-    spark.createDataFrame(rows).createOrReplaceTempView(view)
+    arrow_frame(spark, rows).createOrReplaceTempView(view)
     return spark.sql(f"SELECT * FROM {view} WHERE {where}")
 
 

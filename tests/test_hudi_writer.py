@@ -957,3 +957,16 @@ def test_random_operation_sequences(
             assert {s[1] for s in hudi_slices(path)} <= {bucket_id(b) for b in range(3)}
     finally:
         shutil.rmtree(path, ignore_errors=True)
+
+
+def test_timestamp_ntz_columns_are_refused_by_name(spark: Any, tmp_path: Path) -> None:
+    """hudi-rs cannot read local-timestamp-micros: such a table could not be opened afterwards."""
+    import datetime as dt
+
+    path = str(tmp_path / "ntz")
+    frame = spark.createDataFrame(
+        [(1, dt.datetime(2024, 1, 1, 12, 0))], "id bigint, wall timestamp_ntz"
+    )
+    with pytest.raises(WriteError, match=r"wall.*timestamp_ntz.*cast it to timestamp"):
+        write_table(spark, path, frame, WriteOptions(mode="insert", record_key=("id",)))
+    assert tree(path) == {}

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 from hudi import HudiReadOptions, HudiTable, HudiTableBuilder
-from lakesieve.errors import TableNotFoundError
+from lakesieve.errors import LakesieveError, TableNotFoundError
 from lakesieve.model import TableRef
 from lakesieve.plugins.hudi.partitions import partition_fields
 
@@ -115,6 +115,15 @@ def read_schema(table: HudiTable) -> pa.Schema:
     unless the table does not populate meta fields: then hudi-rs leaves them
     out even where the data files carry (empty) meta columns, and so do we.
     """
-    if table_config(table).populates_meta_fields:
-        return table.get_schema_with_meta_fields()
-    return table.get_schema()
+    try:
+        if table_config(table).populates_meta_fields:
+            return table.get_schema_with_meta_fields()
+        return table.get_schema()
+    except BaseException as exc:  # hudi-rs panics (a BaseException) on Avro types it lacks
+        if isinstance(exc, KeyboardInterrupt | SystemExit | LakesieveError):
+            raise
+        raise LakesieveError(
+            f"Hudi table {table.base_url}: hudi-rs cannot read its schema "
+            f"({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else 'no message'}); "
+            "TIMESTAMP_NTZ (local-timestamp-micros) columns are one cause"
+        ) from None

@@ -24,6 +24,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from tests.tables import arrow_frame
+
 from .data import SCHEMA, Mutation, TableSpec, to_arrow
 
 FORMATS = ("delta", "iceberg", "hudi-cow", "hudi-mor")
@@ -182,15 +184,37 @@ def _hudi_write(spark: Any, path: Path, rows: pa.Table, options: Any) -> None:
     from lakesieve.table import write
 
     frame = (
-        spark.createDataFrame(rows)
+        arrow_frame(spark, _instants(rows))
         if rows.num_rows
         else spark.createDataFrame([], _spark_schema(spark))
     )
     write(path, frame, format="hudi", options=options, spark=spark)
 
 
+def _instants_schema(schema: pa.Schema) -> pa.Schema:
+    """``schema`` with naive timestamps as UTC instants."""
+    return pa.schema(
+        [
+            pa.field(f.name, pa.timestamp(f.type.unit, "UTC"))
+            if pa.types.is_timestamp(f.type) and f.type.tz is None
+            else f
+            for f in schema
+        ]
+    )
+
+
+#: The differential schema as Hudi tables hold it: hudi-rs cannot read TIMESTAMP_NTZ
+#: (lakesieve's Hudi writer refuses it), so ``tn`` is an instant there.
+HUDI_SCHEMA = _instants_schema(SCHEMA)
+
+
+def _instants(rows: pa.Table) -> pa.Table:
+    """``rows`` with naive timestamps as UTC instants, for the Hudi writer."""
+    return rows.cast(_instants_schema(rows.schema))
+
+
 def _spark_schema(spark: Any) -> Any:
-    return spark.createDataFrame(to_arrow([{"id": 0}])).schema
+    return arrow_frame(spark, _instants(to_arrow([{"id": 0}]))).schema
 
 
 def _hudi_native_raw(path: Path) -> pa.Table:
@@ -261,17 +285,18 @@ def native_rows(fmt: str, path: Path) -> pa.Table:
         return _delta_native(path)
     if fmt == "iceberg":
         return _iceberg_native(path)
-    return plain(_hudi_native_raw(path))
+    return plain(_hudi_native_raw(path), HUDI_SCHEMA)
 
 
-def rows_with_location(fmt: str, path: Path, schema: pa.Schema = SCHEMA) -> pa.Table:
+def rows_with_location(fmt: str, path: Path, schema: pa.Schema | None = None) -> pa.Table:
     """Every live row (cast to ``schema``) with its location in column :data:`LOC`.
 
     Delta and Iceberg tables must be unpartitioned and free of deletion vectors
     and delete files (what delta-rs, pyiceberg and lakesieve's writers produce).
     """
     if fmt.startswith("hudi"):
-        return _hudi_located(path, schema)
+        return _hudi_located(path, schema or HUDI_SCHEMA)
+    schema = schema or SCHEMA
     files = _delta_files(path) if fmt == "delta" else _iceberg_files(path)
     parts = [
         plain(t, schema).append_column(LOC, pa.array([loc] * t.num_rows, pa.string()))

@@ -19,6 +19,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from tests.tables import arrow_frame
+
 from .batch import collect_each
 from .data import SCHEMA
 from .formats import LOC, plain
@@ -84,7 +86,7 @@ class Oracle:
     def __init__(self, spark: Any, located: pa.Table) -> None:
         self.spark = spark
         self.view = f"diff_oracle_{next(_views)}"
-        spark.createDataFrame(located).createOrReplaceTempView(self.view)
+        arrow_frame(spark, located).createOrReplaceTempView(self.view)  # naive stays NTZ
 
     def query(self, where: str) -> Any:
         """The DataFrame of ``SELECT * FROM view WHERE <where>`` (parsed and analysed, not run)."""

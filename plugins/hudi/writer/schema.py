@@ -81,6 +81,14 @@ def _avro_type(dtype: T.DataType, name: str, namespace: str, path: str) -> Any:
         T.TimestampType: {"type": "long", "logicalType": "timestamp-micros"},
         T.TimestampNTZType: {"type": "long", "logicalType": "local-timestamp-micros"},
     }
+    if isinstance(dtype, T.TimestampNTZType):
+        # Avro's local-timestamp-micros, as Hudi writes it; but hudi-rs (the reader every
+        # lakesieve command opens Hudi tables with) panics on that type: refuse it here
+        raise SchemaProblem(
+            path,
+            "has type timestamp_ntz, which hudi-rs (the Hudi reader lakesieve opens tables "
+            "with) cannot read; cast it to timestamp",
+        )
     if type(dtype) in simple:
         return simple[type(dtype)]
     if isinstance(dtype, T.DecimalType):
