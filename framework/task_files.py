@@ -114,6 +114,9 @@ def staging(store: IndexStore, index: str) -> Iterator[StagingArea]:
     check_name(index, "index name")
     state_id = new_state_id()
     folder = store.confined(store.data_dir / index / state_id)
+    # the folders this call creates, innermost first: a failed or empty build removes
+    # them again when empty, so a build that fails leaves the table as it found it
+    created = [p for p in (folder.parent, store.data_dir, Path(store.root)) if not p.exists()]
     folder.mkdir(parents=True, exist_ok=True)
     store.confined(folder)
     area = StagingArea(str(folder), state_id, f"{DATA_DIR}/{index}/{state_id}")
@@ -122,13 +125,20 @@ def staging(store: IndexStore, index: str) -> Iterator[StagingArea]:
         yield area
     except BaseException:
         store.remove_state_folder(index, state_id)
-        _remove_if_empty(folder.parent)
+        _remove_empty(created)
         raise
     finally:
         _CURRENT.reset(token)
     # an index type that wrote nothing there leaves no empty folder
     if _remove_if_empty(folder):
-        _remove_if_empty(folder.parent)
+        _remove_empty(created)
+
+
+def _remove_empty(folders: list[Path]) -> None:
+    """Remove each of ``folders`` (innermost first) while they are empty."""
+    for f in folders:
+        if not _remove_if_empty(f):
+            return
 
 
 def _remove_if_empty(folder: Path) -> bool:

@@ -193,7 +193,8 @@ def test_data_source_reads_only_selected_units(spark: Any, e2e: dict[str, Any]) 
     from lakesieve.datasource import LakesieveReader, filter_to_predicate
     from pyspark.sql.datasource import EqualTo
 
-    reader = LakesieveReader({"path": str(e2e["path"]), "asOf": e2e["instants"][1]}, None)  # type: ignore[arg-type]
+    options = {"path": str(e2e["path"]), "asOf": e2e["instants"][1], "prune": "true"}
+    reader = LakesieveReader(options, None)  # type: ignore[arg-type]
     kept = list(reader.pushFilters([EqualTo(("k",), 250)]))
     assert len(kept) == 1  # handed back to Spark: pruning is per location, not per row
     assert filter_to_predicate(kept[0]) is not None
