@@ -95,24 +95,30 @@ def test_a_keyed_write_without_any_key_names_the_flag(spark: Any, tmp_path: Path
     assert _rows(spark, path) == {i: f"a{i}" for i in range(5)}
 
 
-def test_iceberg_remembers_a_key_first_given_later_without_an_extra_snapshot(
-    spark: Any, tmp_path: Path
-) -> None:
-    path = tmp_path / "ice"
+def _create_then_upsert_with_a_key(spark: Any, path: Path, fmt: str) -> None:
+    """A table created without a record key, then an upsert that names one (``id``)."""
     write(
         path,
         _frame(spark, range(0, 10), "a"),
-        format="iceberg",
+        format=fmt,
         options=WriteOptions(mode="append"),
         spark=spark,
     )
+    assert KEY_OF[fmt](path) is None
     write(
         path,
         _frame(spark, range(5, 12), "b"),
         options=WriteOptions(mode="upsert", record_key=("id",)),
         spark=spark,
     )
-    assert _iceberg_key(path) == "id"
+    assert KEY_OF[fmt](path) == "id"
+
+
+def test_iceberg_remembers_a_key_first_given_later_without_an_extra_snapshot(
+    spark: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "ice"
+    _create_then_upsert_with_a_key(spark, path, "iceberg")
     assert len(lakesieve.open(path).timeline()) == 2
     write(path, _frame(spark, range(0, 2), "x"), options=WriteOptions(mode="delete"), spark=spark)
     assert _rows(spark, path) == {i: ("a" if i < 5 else "b") + str(i) for i in range(2, 12)}
@@ -123,21 +129,7 @@ def test_delta_learns_a_key_first_given_later(spark: Any, tmp_path: Path) -> Non
     from deltalake import DeltaTable
 
     path = tmp_path / "delta"
-    write(
-        path,
-        _frame(spark, range(0, 10), "a"),
-        format="delta",
-        options=WriteOptions(mode="append"),
-        spark=spark,
-    )
-    assert _delta_key(path) is None
-    write(
-        path,
-        _frame(spark, range(5, 12), "b"),
-        options=WriteOptions(mode="upsert", record_key=("id",)),
-        spark=spark,
-    )
-    assert _delta_key(path) == "id"
+    _create_then_upsert_with_a_key(spark, path, "delta")
     # the data commit, then one metadata-only commit that adds and removes no file
     history = DeltaTable(str(path)).history()
     assert [h["operation"] for h in history[:1]] == ["SET TBLPROPERTIES"]
