@@ -197,13 +197,18 @@ def keep_useful_warnings(spark: SparkSession) -> None:
 
 
 def time_zone_of(spark: SparkSession | None = None) -> str:
-    """The session time zone of ``spark``; without one, the zone lakesieve's own session uses.
+    """The session time zone of ``spark``; without one, the zone of the session a read would use.
 
-    That is the zone of the shared session once started, else the one
+    That is lakesieve's shared session once started, else the caller's active
+    session (when pyspark is already imported), else the zone
     ``LAKESIEVE_SPARK_CONF`` names, else UTC (:data:`DEFAULT_CONF`). Starts nothing.
     """
     key = "spark.sql.session.timeZone"
     session = spark if spark is not None else _session
+    if session is None and "pyspark.sql" in sys.modules:
+        from pyspark.sql import SparkSession
+
+        session = SparkSession.getActiveSession()
     if session is not None:
         return str(session.conf.get(key))
     return _conf_from_env().get(key) or DEFAULT_CONF[key]

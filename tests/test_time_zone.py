@@ -164,3 +164,28 @@ def test_a_bad_zone_name_names_the_setting() -> None:
         session_time_zone("Mars/Olympus"),
     ):
         pass
+
+
+def test_the_default_zone_follows_the_session_a_read_would_use(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """lakesieve's own session, else the caller's active one, else LAKESIEVE_SPARK_CONF, else UTC."""
+    import lakesieve.session as session
+    from pyspark.sql import SparkSession
+
+    class FakeConf:
+        def get(self, key: str) -> str:
+            assert key == "spark.sql.session.timeZone"
+            return "Asia/Tokyo"
+
+    class FakeSession:
+        conf = FakeConf()
+
+    monkeypatch.setattr(session, "_session", None)
+    monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: FakeSession()))
+    assert session.time_zone_of() == "Asia/Tokyo"
+    monkeypatch.setattr(SparkSession, "getActiveSession", staticmethod(lambda: None))
+    monkeypatch.setenv("LAKESIEVE_SPARK_CONF", "spark.sql.session.timeZone=Europe/Paris")
+    assert session.time_zone_of() == "Europe/Paris"
+    monkeypatch.delenv("LAKESIEVE_SPARK_CONF")
+    assert session.time_zone_of() == "UTC"
