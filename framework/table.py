@@ -329,10 +329,10 @@ class Table:
                     LakesieveWarning,
                     stacklevel=2,
                 )
-        spark = spark or get_spark()
-        plan = self.plan(
-            where, as_of, time_zone_of(spark)
-        )  # literals read as this session reads them
+        # literals are read as the session that runs the read reads them (without
+        # one, the zone of the session get_spark would return: a bad predicate
+        # still fails before Spark starts)
+        plan = self.plan(where, as_of, time_zone_of(spark))
         return self.read_plan(plan, spark)
 
     def read_plan(self, plan: Plan, spark: SparkSession | None = None) -> DataFrame:
