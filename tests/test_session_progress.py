@@ -2,7 +2,7 @@
 
 A child Python asks :func:`get_spark` for the bar, as the long ``lakesieve``
 commands do, and runs a stage that lasts a few seconds (Spark draws the bar
-for stages older than half a second). With stderr on a pseudo-terminal the
+for stages older than half a second: four one-second tasks on one core). With stderr on a pseudo-terminal the
 bar is drawn there and stdout holds only the program's JSON; with stderr on
 a pipe no bar is drawn at all.
 """
@@ -86,15 +86,18 @@ def test_no_bar_when_stderr_is_a_pipe() -> None:
 
 
 def _child() -> dict[str, Any]:
-    """Ask for the bar and run a stage of four half-second tasks on one core."""
+    """Ask for the bar and run a stage of four one-second tasks on one core."""
     import time
 
     from lakesieve.session import PROGRESS_KEY, get_spark
     from pyspark.sql import functions as F
 
     spark = get_spark(master="local[1]", conf={PROGRESS_KEY: "true", "spark.driver.memory": "1g"})
-    slow = F.udf(lambda x: time.sleep(0.6) or x, "bigint")
-    rows = spark.range(0, 4, numPartitions=4).select(slow("id").alias("id")).count()
+    # counting the UDF's values (not the rows) keeps the optimizer from pruning the UDF away:
+    # the stage then lasts about 4 s on a quiet machine too
+    slow = F.udf(lambda x: time.sleep(1.0) or x, "bigint").asNondeterministic()
+    frame = spark.range(0, 4, numPartitions=4).select(slow("id").alias("id"))
+    rows = frame.agg(F.count("id")).first()[0]
     return {"rows": rows, "progress": spark.conf.get(PROGRESS_KEY)}
 
 
