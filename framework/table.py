@@ -384,11 +384,10 @@ class Table:
         self, spark: SparkSession | None = None, where: str | None = None, as_of: str | None = None
     ) -> DataFrame:
         """The same rows as :meth:`read` without any index (for checks and benchmarks)."""
-        spark = spark or get_spark()
         plan = self.plan(None, as_of)
         if where:
             schema = self.schema(as_of)
-            with session_time_zone(time_zone_of(spark)):
+            with session_time_zone(time_zone_of(spark)):  # as Table.read: bound before Spark
                 plan.bound = bind(where, schema, self.path)
         return self.read_plan(plan, spark)
 

@@ -134,13 +134,12 @@ def _create(
     )
 
 
-def _remember_key(table: TableRef, record_key: tuple[str, ...]) -> None:
-    """Keep ``record_key`` in the table property of a table created without one.
+def _remember_key(dt: DeltaTable, record_key: tuple[str, ...]) -> None:
+    """Keep ``record_key`` in the table property of a table (at its latest version) created without one.
 
     delta-rs takes a property it does not know on a table with data only
     through ``ALTER`` (one metadata-only commit, no data change).
     """
-    dt = tables.open_table(table)
     dt.alter.set_table_properties(
         {tables.RECORD_KEY_PROPERTY: ",".join(record_key)}, raise_if_not_exists=False
     )
@@ -256,8 +255,9 @@ def write_table(
             dt.create_write_transaction(
                 actions, "append", dt.schema(), partition_by=part_cols or None
             )
-    written = tables.open_table(table).version()  # the data commit: the instant this write returns
+    latest = tables.open_table(table)
+    written = latest.version()  # the data commit: the instant this write returns
     if dt is not None and options.record_key and not tables.stored_record_key(dt):
-        _remember_key(table, options.record_key)
+        _remember_key(latest, options.record_key)
     line = {i.id: i for i in timeline.list_instants(table)}
     return line.get(str(written), timeline.instant_of(written))

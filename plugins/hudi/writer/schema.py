@@ -79,10 +79,9 @@ def _avro_type(dtype: T.DataType, name: str, namespace: str, path: str) -> Any:
         T.BinaryType: "bytes",
         T.DateType: {"type": "int", "logicalType": "date"},
         T.TimestampType: {"type": "long", "logicalType": "timestamp-micros"},
-        T.TimestampNTZType: {"type": "long", "logicalType": "local-timestamp-micros"},
     }
     if isinstance(dtype, T.TimestampNTZType):
-        # Avro's local-timestamp-micros, as Hudi writes it; but hudi-rs (the reader every
+        # Hudi writes it as Avro's local-timestamp-micros, but hudi-rs (the reader every
         # lakesieve command opens Hudi tables with) panics on that type: refuse it here
         raise SchemaProblem(
             path,
