@@ -92,6 +92,7 @@ def read_plan_arrow(
     else:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             parts = list(pool.map(one, units))
-    # no empty chunks in the result: some consumers (pyspark's createDataFrame) stop at an empty first batch
+    # no empty chunks in the result: pyspark's createDataFrame drops the chunks after an empty one
+    # (see lakesieve.files.arrow_frame)
     kept = [t for t in parts if t.num_rows]
     return pa.concat_tables(kept) if kept else out_schema.empty_table()

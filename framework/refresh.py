@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from lakesieve import registry
 from lakesieve.errors import CommitConflictError, LakesieveError
+from lakesieve.files.arrow_frame import frame_of
 from lakesieve.index_build import build_state
 from lakesieve.index_log import IndexDefinition, IndexState, LogSnapshot, add_state_action
 from lakesieve.index_state import TableIndexes
@@ -164,7 +165,7 @@ def _fold(
     parts: list[DataFrame] = []
     stored = _stored_deltas(table, chain)
     if stored:
-        parts.append(spark.createDataFrame(pa.concat_tables(stored, promote_options="default")))
+        parts.append(frame_of(spark, pa.concat_tables(stored, promote_options="default")))
     if extra is not None:
         parts.append(extra)
     if parts:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+from lakesieve.files.arrow_frame import frame_of
 from lakesieve.model import WriteOptions
 from lakesieve.table import Table, write
 
@@ -142,9 +143,7 @@ def arrow_frame(spark: Any, rows: pa.Table) -> Any:
     """
     from pyspark.sql.pandas.types import from_arrow_schema
 
-    return spark.createDataFrame(
-        rows, schema=from_arrow_schema(rows.schema, prefer_timestamp_ntz=True)
-    )
+    return frame_of(spark, rows, from_arrow_schema(rows.schema, prefer_timestamp_ntz=True))
 
 
 def spark_where(spark: Any, rows: pa.Table, where: str) -> Any:

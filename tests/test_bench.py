@@ -15,6 +15,7 @@ from lakesieve.bench.native import NativeStats
 from lakesieve.bench.queries import KINDS, BenchQuery, literal, make_queries, to_domain
 from lakesieve.bench.report import END, START, render_markdown, update_section
 from lakesieve.errors import LakesieveError
+from lakesieve.files.arrow_frame import frame_of
 
 
 def test_queries_are_seeded_and_well_formed() -> None:
@@ -284,5 +285,5 @@ def _check_rows_against_native_readers(spark: Any, tables_root: Path) -> None:
             columns, want = native_where(spark, fmt, table.path, where)
             assert want, (fmt, where)
             assert rows_repr(table.read(spark, where=where), columns) == want, (fmt, where)
-            arrow = spark.createDataFrame(table.read_arrow(where=where))
+            arrow = frame_of(spark, table.read_arrow(where=where))
             assert rows_repr(arrow, columns) == want, (fmt, where)

@@ -29,7 +29,10 @@ shrunk: every disagreement is printed as it is found and counted, a line of
 running totals is printed after each table, and the test fails at the end if
 there was any disagreement. ``LAKESIEVE_DIFF_MINUTES`` bounds a format's run:
 once that many minutes have passed, the remaining examples are drawn but
-not checked (the totals count only the tables checked).
+not checked (the totals count only the tables checked). ``LAKESIEVE_DIFF_ONLY=7``
+(comma-separated example numbers) checks only those examples, drawing the
+others: with a long run's seed and settings it replays one of its tables. A
+disagreement's message includes the table's full spec.
 """
 
 from __future__ import annotations
@@ -83,6 +86,9 @@ PREDICATES = int(os.environ.get("LAKESIEVE_DIFF_PREDICATES", "0")) or (
 )
 KEEP_GOING = os.environ.get("LAKESIEVE_DIFF_KEEP_GOING", "") not in ("", "0")
 MINUTES = float(os.environ.get("LAKESIEVE_DIFF_MINUTES", "0")) or None
+#: Check only these examples (1-based, comma-separated; the others are drawn, not checked):
+#: replays one table of a long run with the run's seed and settings.
+ONLY = {int(n) for n in os.environ.get("LAKESIEVE_DIFF_ONLY", "").split(",") if n.strip()}
 
 #: Session time zones a table's predicates are checked in (timestamp literals
 #: without a zone are read in it, by Spark and by lakesieve).
@@ -171,15 +177,19 @@ def test_pruned_reads_equal_spark_sql_over_the_native_reader(spark: Any, fmt: st
 
     found = FOUND.setdefault(fmt, [])
     started = time.monotonic()
+    drawn = 0
     profile = settings.get_profile(PROFILE)
     phases = [p for p in profile.phases if p != Phase.shrink] if KEEP_GOING else profile.phases
 
     @settings(profile, max_examples=EXAMPLES, phases=phases)
     @given(data=st.data())
     def run(data: st.DataObject) -> None:
-        # past the time bound an example still draws (hypothesis wants the same draws
-        # from a replayed example) but checks nothing
-        if MINUTES is not None and time.monotonic() - started > 60 * MINUTES:
+        nonlocal drawn
+        drawn += 1
+        # past the time bound (or outside ONLY) an example still draws (hypothesis wants
+        # the same draws from a replayed example) but checks nothing
+        late = MINUTES is not None and time.monotonic() - started > 60 * MINUTES
+        if late or (ONLY and drawn not in ONLY):
             run_case(spark, fmt, data, PREDICATES, check=False)
             return
         for table, failure in run_case(spark, fmt, data, PREDICATES, stop_at_first=not KEEP_GOING):

@@ -32,6 +32,7 @@ import pyarrow.parquet as pq
 import pytest
 from lakesieve import cli
 from lakesieve.errors import LakesieveError
+from lakesieve.files.arrow_frame import frame_of
 from lakesieve.table import Table
 from lakesieve.table import open as open_table
 
@@ -375,7 +376,7 @@ def _spark_truth(spark: Any, reference: pa.Table, wheres: list[str]) -> list[pa.
     if case_clash:  # Spark holds such names only case-sensitively
         spark.conf.set("spark.sql.caseSensitive", "true")
     try:
-        df = spark.createDataFrame(plain(reference))
+        df = frame_of(spark, plain(reference))
         frames = [df.where(w).withColumn("__q", F.lit(i)) for i, w in enumerate(wheres)]
         return _split(_union(frames), len(wheres), reference.schema.names)
     finally:

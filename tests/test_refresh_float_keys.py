@@ -21,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from deltalake import DeltaTable
+from lakesieve.files.arrow_frame import frame_of
 from lakesieve.model import WriteOptions
 from lakesieve.refresh import RefreshPolicy
 from lakesieve.table import Table, write
@@ -63,8 +64,7 @@ def _rows_with_file(path: Path) -> pa.Table:
 def _truth(spark: Any, rows: pa.Table, where: str) -> set[str]:
     """Files holding a row that Spark SQL selects."""
     return {
-        r["file"]
-        for r in spark.createDataFrame(rows).where(where).select("file").distinct().collect()
+        r["file"] for r in frame_of(spark, rows).where(where).select("file").distinct().collect()
     }
 
 

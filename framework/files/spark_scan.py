@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+from lakesieve.files.arrow_frame import frame_of
 from lakesieve.files.paths import file_name
 from lakesieve.model import LOCATION_COLUMN, ReadUnit
 
@@ -102,5 +103,5 @@ def deleted_frame(
     if not names:
         return None
     arrow = pa.table({FILE_KEY: pa.concat_arrays(names), ROW_KEY: pa.concat_arrays(rows)})
-    frame = spark.createDataFrame(arrow)
+    frame = frame_of(spark, arrow)
     return F.broadcast(frame) if arrow.num_rows <= BROADCAST_DELETES else frame

@@ -103,7 +103,7 @@ class Case:
         return (
             f"format {self.fmt}, {len(self.spec.rows)} rows over {self.spec.locations} locations, "
             f"indexes {self.indexes}, changes after build: {muts}, refreshed: {self.spec.refresh}, "
-            f"session time zone {self.zone}"
+            f"session time zone {self.zone}\n    spec: {self.spec!r}"
         )
 
     def check(self, where: str, data_source: bool = True) -> list[Failure]:

@@ -1,9 +1,9 @@
 """Spark SQL as the oracle, and row multisets compared the way Spark compares values.
 
 :class:`Oracle` loads the native rows (with their locations) into an in-memory
-Spark DataFrame (``spark.createDataFrame(arrow)``: no Parquet reader, so no
-filter pushdown) and lets ``SELECT * FROM view WHERE <text>`` decide which
-rows match; :meth:`Oracle.answer_all` asks about many texts in one Spark
+Spark DataFrame (no Parquet reader, so no filter pushdown; through ``frame_of``,
+as pyspark's ``createDataFrame`` drops the chunks after an empty one) and lets
+``SELECT * FROM view WHERE <text>`` decide which rows match; :meth:`Oracle.answer_all` asks about many texts in one Spark
 job (:mod:`.batch`). :func:`canonical` turns any row set into a sorted list of tuples
 in which NULL, NaN and ``-0.0`` have total, Spark-consistent keys: NaN equals
 NaN, ``-0.0`` equals ``0.0``, timestamps compare as instants.
