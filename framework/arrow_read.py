@@ -24,6 +24,7 @@ from typing import Any
 import pyarrow as pa
 from lakesieve.errors import LakesieveError
 from lakesieve.expressions import to_arrow
+from lakesieve.files.arrow_frame import without_empty_chunks
 from lakesieve.files.batches import conform
 from lakesieve.query_plan import Plan
 from lakesieve.table_view import TableView
@@ -92,7 +93,6 @@ def read_plan_arrow(
     else:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             parts = list(pool.map(one, units))
-    # no empty chunks in the result: pyspark's createDataFrame drops the chunks after an empty one
-    # (see lakesieve.files.arrow_frame)
-    kept = [t for t in parts if t.num_rows]
-    return pa.concat_tables(kept) if kept else out_schema.empty_table()
+    # no empty chunks in the result (a filter can empty a batch inside a unit's table):
+    # pyspark's createDataFrame drops the chunks after an empty one
+    return without_empty_chunks(pa.concat_tables(parts))

@@ -11,8 +11,10 @@ every Arrow-to-Spark hand-over in lakesieve and its tests uses.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import lakesieve
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -22,7 +24,7 @@ from lakesieve.files.arrow_frame import frame_of, without_empty_chunks
 from .differential.data import VALUE_COLUMNS, to_arrow
 from .differential.formats import LOC
 from .differential.oracle import Oracle
-from .tables import arrow_frame
+from .tables import arrow_frame, hudi_rs_rows, make_rows, spark_where, write_rows
 
 pytestmark = pytest.mark.spark
 
@@ -84,3 +86,17 @@ def test_oracle_sees_the_rows_after_an_empty_file_group(spark: Any) -> None:
         assert answer.locations == {"fg-0", "fg-2"}
     finally:
         oracle.close()
+
+
+@pytest.mark.parametrize("where", ["k = 1", "amount < 100", "id < 0"])
+def test_read_arrow_result_reaches_spark_whole(spark: Any, tmp_path: Path, where: str) -> None:
+    """read_arrow's table has no empty chunk, so createDataFrame keeps all of it.
+
+    Truth: Spark SQL over hudi-rs's rows.
+    """
+    path = tmp_path / "t"
+    write_rows(spark, path, make_rows(range(60), seed=3), mode="bulk_insert", file_groups=4)
+    got = lakesieve.open(path).read_arrow(where=where)
+    assert all(b.num_rows for b in got.to_batches())
+    want = spark_where(spark, hudi_rs_rows(path), where).count()
+    assert spark.createDataFrame(got).count() == got.num_rows == want
