@@ -63,25 +63,32 @@ class LoadedIndex:
     overlay: Any = None
     answered: int = 0
     selected: set[str] = field(default_factory=set)
+    _type: Any = field(default=None, repr=False, compare=False)
 
     @property
     def usable(self) -> bool:
         """Whether lookups can be asked of this index."""
         return self.obj is not None and not self.error
 
+    def index_type(self) -> Any:
+        """The installed index type of this index, looked up once per loaded index."""
+        if self._type is None:
+            self._type = registry.index_type(self.definition.type)
+        return self._type
+
 
 class _LeafQueries(PredicateVisitor[list[KeyQuery] | None]):
     """The key queries whose union covers a leaf; ``None`` where no index can help."""
 
     def visit_compare(self, node: Compare) -> list[KeyQuery] | None:
-        v = node.value
-        return {
-            "=": [KeyQuery("points", values=(v,))],
-            "<": [KeyQuery("range", high=v, high_inclusive=False)],
-            "<=": [KeyQuery("range", high=v, high_inclusive=True)],
-            ">": [KeyQuery("range", low=v, low_inclusive=False)],
-            ">=": [KeyQuery("range", low=v, low_inclusive=True)],
-        }.get(node.op)
+        v, op = node.value, node.op
+        if op == "=":
+            return [KeyQuery("points", values=(v,))]
+        if op == "<" or op == "<=":
+            return [KeyQuery("range", high=v, high_inclusive=op == "<=")]
+        if op == ">" or op == ">=":
+            return [KeyQuery("range", low=v, low_inclusive=op == ">=")]
+        return None
 
     def visit_in_list(self, node: InList) -> list[KeyQuery] | None:
         # x NOT IN (..., NULL) is never TRUE; the planner answers it before asking here
@@ -126,7 +133,7 @@ def _ask(index: LoadedIndex, queries: list[KeyQuery]) -> Answer:
     found: set[str] = set()
     for query in queries:
         try:
-            result = registry.index_type(index.definition.type).lookup(index.obj, query)
+            result = index.index_type().lookup(index.obj, query)
             if not isinstance(result, LookupResult):
                 raise TypeError(f"lookup returned {type(result).__name__}, not LookupResult")
         except Exception as exc:  # an optional index must never break a query
@@ -184,7 +191,14 @@ class _Evaluator(PredicateVisitor[Answer]):
     ) -> None:
         self.by_column = by_column
         self.negate = negate
-        self.flipped = flipped if flipped is not None else _Evaluator(by_column, not negate, self)
+        self._flipped = flipped
+
+    @property
+    def flipped(self) -> _Evaluator:
+        """The evaluator of the negation (made on first use: most trees have no NOT)."""
+        if self._flipped is None:
+            self._flipped = _Evaluator(self.by_column, not self.negate, self)
+        return self._flipped
 
     def _lookup(self, column: str, queries: list[KeyQuery] | None) -> Answer:
         """The tightest answer of the usable indexes on ``column`` for ``queries``."""
