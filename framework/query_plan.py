@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
+from lakesieve.errors import LakesieveError
 from lakesieve.expressions import BoundPredicate, to_sql
 from lakesieve.model import Instant, Snapshot
 from lakesieve.planner import LoadedIndex
@@ -57,6 +58,16 @@ def elapsed_ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000.0
 
 
+def _loaded_bytes(item: LoadedIndex) -> int:
+    """Bytes a query loads for ``item``: its state's base and every delta on top of it."""
+    if item.state is None:
+        return 0
+    try:
+        return sum(s.size_bytes for s in item.definition.chain(item.state))
+    except LakesieveError:  # a broken chain: the state's own bytes
+        return item.state.size_bytes
+
+
 def explain_plan(
     plan: Plan, table_path: str, table_format: str, where: str | None, as_of: str | None
 ) -> dict[str, Any]:
@@ -69,7 +80,7 @@ def explain_plan(
             "type": d.type,
             "column": d.column,
             "instant": item.state.instant if item.state else None,
-            "size_bytes": item.state.size_bytes if item.state else 0,
+            "size_bytes": _loaded_bytes(item),
             "status": "used"
             if item.usable and item.answered
             else ("unusable" if item.error else "not applicable"),

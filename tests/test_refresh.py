@@ -209,6 +209,20 @@ def test_corrupt_delta_falls_back_to_the_state_before_it(spark: Any, table: Tabl
     )
 
 
+def test_explain_counts_the_bytes_of_base_and_deltas(spark: Any, table: Table) -> None:
+    """After a refresh ``explain`` gives the bytes a query loads: the base and its delta."""
+    base = table.index("k_exact").latest()
+    write_rows(spark, Path(table.path), make_rows(range(600, 640), 8), mode="upsert")
+    table.refresh("k_exact", spark=spark)
+    head = table.index("k_exact").latest()
+    assert head.is_delta and head.size_bytes > 0
+    fresh = open_table(table.path)
+    entry = next(i for i in fresh.explain("k = 605")["indexes"] if i["name"] == "k_exact")
+    assert entry["instant"] == head.instant
+    assert entry["size_bytes"] == base.size_bytes + head.size_bytes
+    assert entry["size_bytes"] == fresh.describe_index("k_exact")["size_bytes"]
+
+
 def test_corrupt_middle_delta_keeps_the_states_before_it(spark: Any, table: Table) -> None:
     """Base, delta 1, delta 2 (unreadable), delta 3: lookups use base + delta 1, stale from its instant."""
     policy = RefreshPolicy(max_deltas=10, max_delta_rows=10**9)
