@@ -62,8 +62,19 @@ class LoadedIndex:
     added_for_staleness: frozenset[str] = frozenset()
     overlay: Any = None
     answered: int = 0
-    selected: set[str] = field(default_factory=set)
+    _answers: list[frozenset[str]] = field(default_factory=list, repr=False, compare=False)
     _type: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def selected(self) -> set[str]:
+        """Locations this index selected over all leaves it answered."""
+        return set().union(*self._answers)
+
+    def record(self, answer: frozenset[str]) -> None:
+        """Count one leaf this index answered, with the locations it selected."""
+        self.answered += 1
+        if not self._answers or self._answers[-1] is not answer:
+            self._answers.append(answer)
 
     @property
     def usable(self) -> bool:
@@ -147,6 +158,8 @@ def _ask(index: LoadedIndex, queries: list[KeyQuery]) -> Answer:
             return ALL
         if result.locations is None:
             return ALL
+        if len(queries) == 1 and index.overlay is None and not index.added_for_staleness:
+            return frozenset(result.locations)  # no copy when it is one already
         found |= result.locations
         if index.overlay is not None:
             extra = index.overlay.locations(query)
@@ -211,8 +224,7 @@ class _Evaluator(PredicateVisitor[Answer]):
             answer = _ask(index, queries)
             if answer is None:
                 continue
-            index.answered += 1
-            index.selected |= answer
+            index.record(answer)
             best = answer if best is None else best & answer
         return best
 
