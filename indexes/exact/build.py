@@ -10,14 +10,15 @@ Pipeline, for a relation of ``(key, location)`` rows:
    rows of the relation per range, from the caller's row count; without one,
    Spark's shuffle partitions, coalesced by adaptive execution. This is the
    one shuffle, the same a Spark sort of the column makes.
-3. ``mapInArrow`` sums each range's rows per (key, location) — one pair per
-   location for its null keys — lays the range out and writes it as one
-   ``part-<n>`` file into the new state's folder
+3. Inside each range, Spark counts the rows per (key, location) (a
+   ``groupBy`` that the range partitioning already satisfies: no second
+   shuffle); for columns whose keys repeat within a location (dates) this
+   hands the Python side far fewer rows (SF10 ``l_shipdate``: 60M rows,
+   161,660 pairs). ``mapInArrow`` then sums them per (key, location) — one
+   pair per location for its null keys — lays the range out and writes it as
+   one ``part-<n>`` file into the new state's folder
    (:func:`~lakesieve.indexes.exact.partitions.write_partitions`), returning
-   one small row: file name, checksum, size, key bounds, counts. A
-   ``groupBy`` before the range shuffle would shrink it only for keys that
-   repeat within a location, and costs a second shuffle and a second
-   aggregation (Spark's range sampling reads the grouped rows once more).
+   one small row: file name, checksum, size, key bounds, counts.
 4. The driver turns those rows into the manifest. The pairs never reach the
    driver: its memory holds one row per partition.
 
@@ -132,6 +133,10 @@ def _write(
         if n is not None
         else rows.repartitionByRange(F.col("key"))
     )
+    # rows are counted per (key, location) in the JVM inside each range (the range
+    # partitioning already clusters the groups: no second shuffle), so the tasks'
+    # Python side receives pairs, not rows
+    ranged = ranged.groupBy("key", "loc_id", "loc_name").agg(F.count(F.lit(1)).alias("cnt"))
     body = functools.partial(
         write_partitions, key_type=order.key_type, folder=area.folder, names=names
     )

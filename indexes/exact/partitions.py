@@ -208,8 +208,15 @@ def write_partitions(
                 null_rows[loc] = null_rows.get(loc, 0) + int(cnt)
             table = table.filter(pc.invert(nulls))
         if table.num_rows:
+            # built anew: Spark's count column arrives as a non-nullable field
             kept.append(
-                table.select(["key", "cnt"]).append_column("location", location_names(table, names))
+                pa.table(
+                    {
+                        "key": table.column("key"),
+                        "cnt": table.column("cnt").cast(pa.int64()),
+                        "location": location_names(table, names),
+                    }
+                )
             )
     if not kept and not null_rows:
         return
