@@ -335,6 +335,25 @@ def test_spark_build_equals_local_build(spark: Any, key_type: str) -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.parametrize("known", ["all", "all but one", "extra"])
+def test_spark_build_with_known_locations_equals_local_build(spark: Any, known: str) -> None:
+    """Locations handed to the build travel as ids; one it was not told of travels by name."""
+    key_type = "bigint"
+    rows = _sample_rows(key_type)
+    names = sorted({loc for _, loc in rows})
+    if known == "all but one":
+        names = names[1:]
+    elif known == "extra":
+        names = [*names, "part=9/never-written"]
+    itype = plugin.BloomIndexType()
+    params = itype.validate({"fpp": "0.02"}, key_type)
+    built = itype.build(spark, _spark_frame(spark, key_type, rows), key_type, params, names)
+    local = _build(rows, key_type, fpp="0.02")
+    assert built.meta == local.meta
+    assert built.files["filters"].equals(local.files["filters"])
+
+
+@pytest.mark.spark
 def test_spark_apply_delta(spark: Any) -> None:
     rows = _sample_rows("bigint")
     index = _load(_build(rows, "bigint"))

@@ -4,7 +4,10 @@ Pipeline, for a relation of ``(key, location)`` rows (or a delta of
 ``(key, location, count)`` rows):
 
 1. ``groupBy(location, key)`` sums the row counts in the JVM: distinct keys
-   per location, with Spark's map-side combine doing most of the work.
+   per location, with Spark's map-side combine doing most of the work. When
+   the caller knows the locations (the framework's builds do), a broadcast
+   join replaces each row's location string by a small integer id first, so
+   neither shuffle carries the strings.
 2. ``groupBy(location).applyInArrow`` hashes each location's distinct keys
    in a Python worker (:func:`~lakesieve.indexes.bloom.hashing.key_hashes`),
    sizes its filter (from its distinct keys, or ``expected_keys``; or the
@@ -16,7 +19,7 @@ Pipeline, for a relation of ``(key, location)`` rows (or a delta of
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -71,19 +74,27 @@ def filter_row(
 
 
 def filters_spark(
-    counted: DataFrame, key_type: str, params: Mapping[str, Any], shapes: Shapes
+    counted: DataFrame,
+    key_type: str,
+    params: Mapping[str, Any],
+    shapes: Shapes,
+    names: Sequence[str] | None = None,
 ) -> pa.Table:
     """Per-location filter rows of ``(key, location, cnt)`` rows, computed in Spark.
 
     ``groupBy(location, key)`` sums the counts (Spark's map-side combine does
     most of it), then ``groupBy(location).applyInArrow`` hashes each
-    location's distinct keys and sets its filter's bits.
+    location's distinct keys and sets its filter's bits. Where the caller
+    knows the location ``names``, the two shuffles carry a small integer id
+    (a broadcast join) instead of each row's location string; a location not
+    among them travels by name.
 
     Args:
         counted: columns ``key``, ``location`` (string), ``cnt`` (bigint).
         key_type: the key column's Spark type string.
         params: full build parameters.
         shapes: existing filters' shapes, reused so new bits can be or-ed in.
+        names: the locations expected, if known.
 
     Returns:
         The collected rows of :data:`FILTER_ROW_DDL`.
@@ -94,19 +105,53 @@ def filters_spark(
     expected = params.get("expected_keys")
     expected_keys = int(expected) if expected is not None else None
     known = dict(shapes)
+    ids = sorted(set(names or ()))
+    if not ids:
 
-    def per_location(table: pa.Table) -> pa.Table:
-        return filter_row(table, key_type, fpp, expected_keys, known)
+        def per_location(table: pa.Table) -> pa.Table:
+            return filter_row(table, key_type, fpp, expected_keys, known)
 
-    summed = counted.groupBy("location", "key").agg(F.sum("cnt").alias("cnt"))
-    rows = summed.groupBy("location").applyInArrow(per_location, FILTER_ROW_DDL).toArrow()
+        summed = counted.groupBy("location", "key").agg(F.sum("cnt").alias("cnt"))
+        rows = summed.groupBy("location").applyInArrow(per_location, FILTER_ROW_DDL).toArrow()
+    else:
+
+        def per_location_id(table: pa.Table) -> pa.Table:
+            loc_id = table.column("loc_id")[0].as_py() if table.num_rows else None
+            name = ids[loc_id] if loc_id is not None else table.column("loc_name")[0].as_py()
+            named = pa.table(
+                {
+                    "location": pa.array([name] * table.num_rows, pa.string()),
+                    "key": table.column("key"),
+                    "cnt": table.column("cnt"),
+                }
+            )
+            return filter_row(named, key_type, fpp, expected_keys, known)
+
+        spark = counted.sparkSession
+        id_frame = spark.createDataFrame(list(enumerate(ids)), "loc_id int, location string")
+        slim = counted.join(F.broadcast(id_frame), "location", "left").select(
+            "key",
+            "loc_id",
+            F.when(F.col("loc_id").isNull(), F.col("location")).alias("loc_name"),
+            "cnt",
+        )
+        summed = slim.groupBy("loc_id", "loc_name", "key").agg(F.sum("cnt").alias("cnt"))
+        rows = (
+            summed.groupBy("loc_id", "loc_name")
+            .applyInArrow(per_location_id, FILTER_ROW_DDL)
+            .toArrow()
+        )
     if rows.column("location").null_count:
         raise ValueError("rows with a null location")
     return rows
 
 
 def build_spark(
-    spark: SparkSession, relation: DataFrame, key_type: str, params: Mapping[str, Any]
+    spark: SparkSession,
+    relation: DataFrame,
+    key_type: str,
+    params: Mapping[str, Any],
+    locations: Sequence[str] | None = None,
 ) -> BuiltIndex:
     """Build the Bloom index from a DataFrame of ``(key, location)`` rows.
 
@@ -116,6 +161,7 @@ def build_spark(
             ``location`` (string).
         key_type: the key column's Spark simple type string.
         params: build parameters (missing ones take their defaults).
+        locations: the relation's locations, if known (the shuffles then carry ids).
 
     Raises:
         UnsupportedKeyTypeError: the key type is not supported.
@@ -130,7 +176,7 @@ def build_spark(
         F.col("location").cast("string").alias("location"),
         F.lit(1).cast("bigint").alias("cnt"),
     )
-    return from_filter_rows(key_type, full, filters_spark(counted, key_type, full, {}))
+    return from_filter_rows(key_type, full, filters_spark(counted, key_type, full, {}, locations))
 
 
 def from_filter_rows(key_type: str, params: Mapping[str, Any], rows: pa.Table) -> BuiltIndex:
