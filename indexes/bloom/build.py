@@ -30,6 +30,7 @@ from lakesieve.indexes.bloom.hashing import key_hashes
 from lakesieve.indexes.bloom.params import INDEX_TYPE, parse_bloom_options
 from lakesieve.indexes.bloom.storage import FILTER_ROW_DDL, to_built
 from lakesieve.key_order import KeyOrder
+from lakesieve.location_ids import location_names, with_location_ids
 from lakesieve.model import BuiltIndex
 
 if TYPE_CHECKING:
@@ -116,25 +117,16 @@ def filters_spark(
     else:
 
         def per_location_id(table: pa.Table) -> pa.Table:
-            loc_id = table.column("loc_id")[0].as_py() if table.num_rows else None
-            name = ids[loc_id] if loc_id is not None else table.column("loc_name")[0].as_py()
             named = pa.table(
                 {
-                    "location": pa.array([name] * table.num_rows, pa.string()),
+                    "location": location_names(table, ids),
                     "key": table.column("key"),
                     "cnt": table.column("cnt"),
                 }
             )
             return filter_row(named, key_type, fpp, expected_keys, known)
 
-        spark = counted.sparkSession
-        id_frame = spark.createDataFrame(list(enumerate(ids)), "loc_id int, location string")
-        slim = counted.join(F.broadcast(id_frame), "location", "left").select(
-            "key",
-            "loc_id",
-            F.when(F.col("loc_id").isNull(), F.col("location")).alias("loc_name"),
-            "cnt",
-        )
+        slim = with_location_ids(counted, ids, keep=["key", "cnt"])
         summed = slim.groupBy("loc_id", "loc_name", "key").agg(F.sum("cnt").alias("cnt"))
         rows = (
             summed.groupBy("loc_id", "loc_name")

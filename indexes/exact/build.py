@@ -47,6 +47,7 @@ from lakesieve.indexes.exact.partitions import (
 from lakesieve.indexes.exact.storage import PARTITIONED_FORMAT
 from lakesieve.ipc_files import read_ipc
 from lakesieve.key_order import KeyOrder
+from lakesieve.location_ids import with_location_ids
 from lakesieve.model import BuiltIndex
 from lakesieve.task_files import StagingArea, current_staging, local_staging, read_back, with_paths
 
@@ -99,21 +100,6 @@ def _partitions(rows_hint: int | None) -> int | None:
     return max(1, min(MAX_PARTITIONS, math.ceil(rows_hint / partitions.ROWS_PER_PARTITION)))
 
 
-def _slim(spark: SparkSession, relation: DataFrame, names: list[str]) -> DataFrame:
-    """``key``, ``loc_id``, ``loc_name``: known locations as ids (a broadcast join), others by name."""
-    from pyspark.sql import functions as F
-
-    rel = relation.select(F.col("key"), F.col("location").cast("string").alias("location"))
-    if not names:
-        return rel.select(
-            "key", F.lit(None).cast("int").alias("loc_id"), F.col("location").alias("loc_name")
-        )
-    ids = spark.createDataFrame(list(enumerate(names)), "loc_id int, location string")
-    joined = rel.join(F.broadcast(ids), "location", "left")
-    spelled = F.when(F.col("loc_id").isNull(), F.col("location"))
-    return joined.select("key", "loc_id", spelled.alias("loc_name"))
-
-
 def _write(
     spark: SparkSession,
     relation: DataFrame,
@@ -126,7 +112,7 @@ def _write(
     from pyspark.sql import functions as F
 
     names = sorted(set(locations or ()))
-    rows = _slim(spark, relation, names)
+    rows = with_location_ids(relation, names, keep=["key"])
     n = _partitions(rows_hint)
     ranged = (
         rows.repartitionByRange(n, F.col("key"))

@@ -35,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.key_order import KeyOrder
+from lakesieve.location_ids import location_names
 from lakesieve.task_files import ON_DEMAND_PREFIX, ipc_file_bytes, write_task_file
 
 #: Rows of the relation per partition the Spark build aims at (pairs are at most as many).
@@ -158,26 +159,12 @@ def bounds_bytes(summary: dict[str, Any]) -> bytes:
     return ipc_file_bytes(pa.table({"bound": both}))
 
 
-def location_names(table: pa.Table, names: list[str]) -> pa.Array:
-    """The location of each row: ``names[loc_id]``, or ``loc_name`` where the id is null.
-
-    The build ships known locations as small integer ids (``loc_id``) and only
-    the others by name (``loc_name``); a row with neither has a null location.
-    """
-    ids = table.column("loc_id").combine_chunks()
-    spelled = table.column("loc_name").combine_chunks().cast(pa.string())
-    known = pc.take(pa.array(names, pa.string()), ids.cast(pa.int64())) if names else None
-    if known is None:
-        return spelled
-    return pc.if_else(pc.is_null(ids), spelled, known)
-
-
 def write_partitions(
     batches: Iterator[pa.RecordBatch], key_type: str, folder: str, names: list[str]
 ) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` body of the build: lay out this task's key range and write its file.
 
-    Rows are ``key``, ``loc_id``, ``loc_name`` (see :func:`location_names`)
+    Rows are ``key``, ``loc_id``, ``loc_name`` (see :mod:`lakesieve.location_ids`)
     and, optionally, ``cnt`` (1 when absent: raw rows); pairs are summed
     here. Rows of null keys are counted per location as batches stream by, so
     a column of mostly nulls (all in one range) costs no memory. Yields one
