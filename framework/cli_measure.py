@@ -14,9 +14,12 @@ def cmd_bench(args: argparse.Namespace) -> int:
     from lakesieve.bench import require_extra
 
     require_extra("lakesieve bench")
-    from lakesieve.bench.runner import add_arguments, run
+    from lakesieve.bench.runner import add_arguments, run, run_delegated
     from lakesieve.cli_checks import validate_args
 
+    status = run_delegated(list(args.bench_args))
+    if status is not None:
+        return status
     bench_parser = argparse.ArgumentParser(prog="lakesieve bench")
     add_arguments(bench_parser)
     bench_args = bench_parser.parse_args(args.bench_args)

@@ -39,3 +39,46 @@ def test_builds_count_every_row_and_location(spark: Any, tmp_path: Path) -> None
         assert exact["distinct_keys"] == distinct
         assert exact["locations"] == hashed
         assert figs["exact"]["build_over_sort"] > 0
+
+
+def test_bench_command_reaches_the_focused_benches(
+    monkeypatch: Any, capsys: Any, tmp_path: Path
+) -> None:
+    """``lakesieve bench --suite build-cost`` hands every other argument to that bench's parser."""
+    from lakesieve.bench import runner
+    from lakesieve.cli import main
+
+    assert runner.delegated(["--suite", "build-cost", "--scale", "1"]) == (
+        "lakesieve.bench.build_cost",
+        ["--scale", "1"],
+    )
+    assert runner.delegated(["--json", "x", "--suite=spark-paths", "--dir", "d"]) == (
+        "lakesieve.bench.spark_paths",
+        ["--json", "x", "--dir", "d"],
+    )
+    assert runner.delegated(["--suite", "timeline"]) is None
+    assert runner.delegated(["--scale", "1"]) is None
+    seen: list[tuple[str, list[str], int]] = []
+
+    def fake_run(parquet: str, columns: list[str], types: list[str], groups: int, repeat: int):  # type: ignore[no-untyped-def]
+        seen.append((parquet, columns + types, groups))
+        return {"rows": 0, "columns": {}}
+
+    monkeypatch.setattr(build_cost, "run", fake_run)
+    src = tmp_path / "li.parquet"
+    status = main(
+        [
+            "bench",
+            "--suite",
+            "build-cost",
+            "--parquet",
+            str(src),
+            "--types",
+            "sieve",
+            "--groups",
+            "8",
+        ]
+    )
+    assert status == 0
+    assert seen == [(str(src), ["l_orderkey", "l_partkey", "l_shipdate", "sieve"], 8)]
+    assert '"rows": 0' in capsys.readouterr().out

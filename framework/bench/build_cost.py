@@ -1,6 +1,7 @@
 """Index builds against a Spark sort of the same column, with the driver's peak memory.
 
-``python -m lakesieve.bench.build_cost --parquet lineitem.parquet`` reads the
+``lakesieve bench --suite build-cost --parquet lineitem.parquet`` (or
+``--scale 1``, which generates the data) reads the
 named columns of a TPC-H ``lineitem`` file with Spark, gives every row a
 location (``--groups`` file groups; rows are spread by a hash of
 ``l_orderkey``, as the benchmark's ``hashed`` layout does, which makes the
@@ -176,17 +177,29 @@ def run(
 
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point; prints the figures as JSON."""
-    p = argparse.ArgumentParser(prog="python -m lakesieve.bench.build_cost", description=__doc__)
-    p.add_argument("--parquet", required=True, help="a TPC-H lineitem Parquet file or folder")
+    p = argparse.ArgumentParser(prog="lakesieve bench --suite build-cost", description=__doc__)
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--parquet", help="a TPC-H lineitem Parquet file or folder")
+    src.add_argument(
+        "--scale",
+        type=float,
+        help="generate TPC-H lineitem at this scale factor into WORKDIR/tpch-sf<scale> (reused)",
+    )
+    p.add_argument("--workdir", default="bench-data", help="where --scale puts the data")
     p.add_argument("--columns", default="l_orderkey,l_partkey,l_shipdate")
     p.add_argument("--types", default="exact,bloom,sieve,zonemap")
     p.add_argument("--groups", type=int, default=64, help="file groups (locations)")
     p.add_argument("--repeat", type=int, default=1, help="runs per figure; the fastest is kept")
     p.add_argument("--json", dest="json_path", help="also write the figures to this file")
     args = p.parse_args(argv)
-    figures = run(
-        args.parquet, args.columns.split(","), args.types.split(","), args.groups, args.repeat
-    )
+    parquet = args.parquet
+    if parquet is None:
+        from lakesieve.bench.tpch import generate_lineitem
+
+        if not args.scale > 0:
+            p.error(f"--scale must be positive, got {args.scale:g}")
+        parquet = str(generate_lineitem(args.scale, f"{args.workdir}/tpch-sf{args.scale}"))
+    figures = run(parquet, args.columns.split(","), args.types.split(","), args.groups, args.repeat)
     text = json.dumps(figures, indent=1)
     print(text)
     if args.json_path:

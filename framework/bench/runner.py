@@ -4,6 +4,15 @@ The suites: ``full`` (:mod:`lakesieve.bench.full`, the default), ``skeleton``
 (:mod:`lakesieve.bench.skeleton`), ``formats`` (:mod:`lakesieve.bench.formats`)
 and ``timeline`` (:mod:`lakesieve.bench.timeline`). Figures are printed as JSON,
 reported as ratios and counts.
+
+Three focused benches keep their own options and are reached through the same
+command, so that every figure of BENCHMARKS.md has one ``lakesieve bench``
+line: ``--suite build-cost`` (:mod:`lakesieve.bench.build_cost`, index builds
+against a Spark sort), ``--suite spark-paths`` (:mod:`lakesieve.bench.spark_paths`,
+``Table.read`` and the data source against a plain Spark read) and
+``--suite sieve-layout`` (:mod:`lakesieve.indexes.sieve.bench_layout`, the
+Sieve's stored size and warm lookups). Every argument after ``--suite NAME``
+goes to that bench (``lakesieve bench --suite build-cost --help`` lists them).
 """
 
 from __future__ import annotations
@@ -23,14 +32,52 @@ def _say(msg: str) -> None:
 
 SUITES = ("full", "skeleton", "formats", "timeline")
 
+#: Suites with options of their own: name -> module whose ``main(argv)`` runs it.
+DELEGATED = {
+    "build-cost": "lakesieve.bench.build_cost",
+    "spark-paths": "lakesieve.bench.spark_paths",
+    "sieve-layout": "lakesieve.indexes.sieve.bench_layout",
+}
+
+
+def delegated(argv: list[str]) -> tuple[str, list[str]] | None:
+    """``(module, its arguments)`` when ``argv`` names a delegated suite, else ``None``.
+
+    The suite is named as ``--suite NAME`` or ``--suite=NAME``; every other
+    argument goes to the suite's own parser.
+    """
+    for i, arg in enumerate(argv):
+        if arg == "--suite" and i + 1 < len(argv):
+            name, rest = argv[i + 1], argv[:i] + argv[i + 2 :]
+        elif arg.startswith("--suite="):
+            name, rest = arg.split("=", 1)[1], argv[:i] + argv[i + 1 :]
+        else:
+            continue
+        return (DELEGATED[name], rest) if name in DELEGATED else None
+    return None
+
+
+def run_delegated(argv: list[str]) -> int | None:
+    """Run the delegated suite ``argv`` names (its exit status), or ``None`` when it names none."""
+    import importlib
+
+    found = delegated(argv)
+    if found is None:
+        return None
+    module, rest = found
+    status = importlib.import_module(module).main(rest)
+    return int(status or 0)
+
 
 def add_arguments(p: Any) -> None:
     """The options of ``lakesieve bench`` (shared by the CLI and ``python -m lakesieve.bench.runner``)."""
     p.add_argument(
         "--suite",
         default="full",
-        choices=SUITES,
-        help="full (default): every format x layout x index type; skeleton / formats: earlier suites",
+        choices=SUITES + tuple(DELEGATED),
+        help="full (default): every format x layout x index type; skeleton / formats: earlier "
+        "suites; timeline: refresh after upserts; build-cost / spark-paths / sieve-layout: "
+        "focused benches with options of their own (--suite NAME --help)",
     )
     p.add_argument(
         "--scale", type=float, default=None, help="TPC-H scale factor (default 1; --quick: 0.01)"
@@ -194,9 +241,13 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m lakesieve.bench.runner [--suite full|skeleton|formats] ...``."""
     import argparse
 
+    args = sys.argv[1:] if argv is None else argv
+    status = run_delegated(args)
+    if status is not None:
+        return status
     p = argparse.ArgumentParser(prog="lakesieve bench")
     add_arguments(p)
-    return run(p.parse_args(argv))
+    return run(p.parse_args(args))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,6 +1,6 @@
 """The Spark read paths against a plain Spark read of the same files.
 
-Run with ``python -m lakesieve.bench.spark_paths --scale 1 --dir DIR``: it
+Run with ``lakesieve bench --suite spark-paths --scale 1 --dir DIR``: it
 builds (or reuses) the interleaved TPC-H lineitem Hudi table of the benchmark
 at ``DIR`` with a Sieve index on ``l_orderkey``, then times four queries
 (``count(*)`` and ``sum(l_quantity)``, median of ``--repeats`` runs, one Spark
@@ -25,7 +25,6 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -159,11 +158,12 @@ def run(spark: Any, table_path: str, repeats: int = 5, with_columns: bool = True
 
 def main(argv: list[str] | None = None) -> int:
     """Command line: build or reuse the table, time the paths, print JSON."""
-    parser = argparse.ArgumentParser(prog="python -m lakesieve.bench.spark_paths")
+    parser = argparse.ArgumentParser(prog="lakesieve bench --suite spark-paths")
     parser.add_argument("--scale", type=float, default=1.0, help="TPC-H scale factor")
     parser.add_argument("--dir", required=True, help="work directory (table is reused there)")
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--commits", type=int, default=16, help="commits writing a new table")
+    parser.add_argument("--json", dest="json_path", help="also write the figures to this file")
     args = parser.parse_args(argv)
     from lakesieve.session import get_spark
 
@@ -175,8 +175,10 @@ def main(argv: list[str] | None = None) -> int:
     report["scale"] = args.scale
     report["cores"] = os.cpu_count()
     report["load"] = os.getloadavg()
-    json.dump(report, sys.stdout, indent=2)
-    print()
+    text = json.dumps(report, indent=2)
+    print(text)
+    if args.json_path:
+        Path(args.json_path).write_text(text)
     return 0
 
 

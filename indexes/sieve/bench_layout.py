@@ -264,7 +264,9 @@ def synthetic(n_keys: int = 300_000, per_kind: int = 200, seed: int = 7) -> dict
 
 def main(argv: list[str] | None = None) -> int:
     """Command line entry point."""
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(
+        prog="lakesieve bench --suite sieve-layout", description=__doc__.splitlines()[0]
+    )
     p.add_argument("--scale", type=float, default=1.0)
     p.add_argument("--layouts", default="sorted,interleaved")
     p.add_argument("--format", default="hudi")
