@@ -15,8 +15,14 @@ Spark's plan cannot show it: for a Python data source Spark's scan
 description is the fixed text ``(Python)`` and its metadata lists only the
 filters the source claims to apply itself, and this source claims none.
 
-Index pruning is off unless the ``prune`` option is ``true``, because of a
-Spark 4.x limit (seen in 4.3.0, fixed in later Spark sources): the JVM keeps
+With pruning on, each task also keeps only the rows of its unit that can
+match the pushed filters (evaluated with Spark SQL's semantics, as
+``Table.read_arrow`` does), so a selective query hands Spark its matching
+rows rather than every row of the selected units; Spark still applies its
+own filter above the scan.
+
+Index pruning, and with it that row filter, is off unless the ``prune``
+option is ``true``, because of a Spark 4.x limit (seen in 4.3.0, fixed in later Spark sources): the JVM keeps
 the read plan a filter pushdown produced on the *relation* (the loaded
 DataFrame or SQL view), and a later query of the same relation that has no
 filter Spark can hand to Python (``df.count()`` after
@@ -51,7 +57,7 @@ from typing import Any
 import pyarrow as pa
 from lakesieve import expressions as p
 from lakesieve.datasource_filters import filter_to_predicate
-from lakesieve.datasource_units import UnitPartition, read_partition, unit_to_json
+from lakesieve.datasource_units import RowFilter, UnitPartition, read_partition, unit_to_json
 from lakesieve.errors import OptionError
 from lakesieve.query_plan import Plan, explain_plan
 from lakesieve.table import Table
@@ -197,9 +203,16 @@ class LakesieveReader(DataSourceReader):
         log.info(self.description)
         instant = plan.table_instant.id if plan.table_instant else None
         opts = dict(table.ref.options)
-        columns = chosen_columns(self.options, table.schema(instant), table.path)
+        schema = table.schema(instant)
+        columns = chosen_columns(self.options, schema, table.path)
+        # pruning on: the relation serves one query, so its tasks may filter rows too
+        rows = (
+            RowFilter.for_plan(plan.bound, schema, columns)
+            if where is not None and plan.bound is not None
+            else None
+        )
         parts = [
-            UnitPartition(unit_to_json(u), table.path, table.format, instant, opts, columns)
+            UnitPartition(unit_to_json(u), table.path, table.format, instant, opts, columns, rows)
             for u in plan.units
         ]
         return parts or [UnitPartition("", table.path, table.format, instant, opts)]

@@ -10,11 +10,17 @@ deletes and schema evolution are the plugin's) and hands Spark batches in the
 schema Spark expects, casting only the columns whose type differs (a batch
 whose schema already matches goes as it is).
 
-Every row of the unit goes to Spark, which applies the query's filters. The
-tasks do not filter rows themselves: Spark 4.x caches the partitions a filter
+Spark applies the query's filters to whatever a task hands it. By default
+every row of the unit goes to Spark: Spark 4.x caches the partitions a filter
 pushdown produced on the loaded relation and hands them, unplanned, to a later
 query of the same DataFrame or view that has no filter to push, so a partition
-must not carry one query's predicate (see :mod:`lakesieve.datasource`).
+of a relation that may be reused must not carry one query's predicate (see
+:mod:`lakesieve.datasource`). With pruning on (the ``prune`` option, for a
+relation loaded for one query) the partition carries the bound predicate and
+the task keeps only the rows it can match, evaluated with Spark SQL's
+semantics (:func:`lakesieve.expressions.to_arrow`, the ``Table.read_arrow``
+filter): a selective query then hands Spark the matching rows instead of
+every row of the selected units.
 """
 
 from __future__ import annotations
@@ -25,6 +31,8 @@ from typing import Any
 
 import pyarrow as pa
 from lakesieve import registry
+from lakesieve.expressions import BoundPredicate, to_arrow
+from lakesieve.files.batches import conform
 from lakesieve.model import ReadUnit
 from pyspark.sql.datasource import InputPartition
 
@@ -44,6 +52,7 @@ class UnitPartition(InputPartition):
         instant: str | None,
         table_options: dict[str, str] | None = None,
         columns: list[str] | None = None,
+        row_filter: RowFilter | None = None,
     ) -> None:
         super().__init__(unit_json)
         self.unit_json = unit_json
@@ -52,6 +61,44 @@ class UnitPartition(InputPartition):
         self.instant = instant
         self.table_options = dict(table_options or {})
         self.columns = list(columns) if columns is not None else None
+        self.row_filter = row_filter
+
+
+class RowFilter:
+    """The predicate a task applies to its unit's rows, and the columns it reads for it.
+
+    Attributes:
+        bound: the plan's bound predicate.
+        read_schema: the table's schema (at the plan's instant) of the
+            columns the task reads: the partition's columns (every column
+            when those are ``None``), then any other column the predicate needs.
+        keep: the columns handed to Spark, in order.
+    """
+
+    def __init__(self, bound: BoundPredicate, read_schema: pa.Schema, keep: list[str]) -> None:
+        self.bound = bound
+        self.read_schema = read_schema
+        self.keep = list(keep)
+
+    @classmethod
+    def for_plan(
+        cls, bound: BoundPredicate, schema: pa.Schema, columns: list[str] | None
+    ) -> RowFilter:
+        """The filter of ``bound`` for a read of ``columns`` (all when ``None``) of ``schema``."""
+        keep = list(schema.names) if columns is None else list(columns)
+        need = keep + [c for c in bound.columns if c not in keep]
+        return cls(bound, pa.schema([schema.field(c) for c in need]), keep)
+
+    def apply(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """The rows of ``batches`` the predicate can match (NULL drops a row, as in WHERE)."""
+        expr = to_arrow(self.bound)
+        for batch in batches:
+            if not batch.num_rows:
+                continue
+            got = pa.Table.from_batches([conform(batch, self.read_schema)]).filter(expr)
+            for out in got.select(self.keep).to_batches():
+                if out.num_rows:
+                    yield out
 
 
 def unit_to_json(unit: Any) -> str:
@@ -105,6 +152,12 @@ def read_partition(partition: UnitPartition, target: pa.Schema) -> Iterator[pa.R
         partition.table_path, {**partition.table_options, "format": partition.table_format}
     )
     unit = unit_from_json(partition.unit_json)
-    for batch in table.read_unit(unit, partition.instant, partition.columns):
+    row_filter = partition.row_filter
+    if row_filter is None:
+        batches = table.read_unit(unit, partition.instant, partition.columns)
+    else:
+        need = list(row_filter.read_schema.names)
+        batches = row_filter.apply(table.read_unit(unit, partition.instant, need))
+    for batch in batches:
         if batch.num_rows:
             yield to_target(batch, target)

@@ -1,4 +1,4 @@
-"""The ``lakesieve`` Spark data source: exact rows, the early row filter, the scan description.
+"""The ``lakesieve`` Spark data source: exact rows, the pruned tasks' row filter, the scan description.
 
 Real Spark and real Hudi tables: a merge-on-read table with upserts and
 deletes (log files to merge) indexed by Sieve, and a table of doubles holding
@@ -26,7 +26,14 @@ from lakesieve.model import WriteOptions
 from lakesieve.table import write
 from pyspark.sql.datasource import EqualTo, GreaterThan
 
-from .tables import expected_rows, make_rows, sorted_rows, spark_where, write_rows
+from .tables import (
+    expected_rows,
+    hudi_rs_rows,
+    make_rows,
+    sorted_rows,
+    spark_where,
+    write_rows,
+)
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +68,38 @@ def test_data_source_rows_equal_spark_over_hudi_rs(
 ) -> None:
     got = spark.read.format("lakesieve").load(mor["path"]).where(where)
     assert sorted_rows(got) == expected_rows(spark, mor["path"], where)
+
+
+@pytest.mark.parametrize("where", QUERIES)
+def test_pruned_data_source_rows_equal_spark_over_hudi_rs(
+    spark: Any, mor: dict[str, Any], where: str
+) -> None:
+    """With pruning on, the tasks filter rows too: still exactly Spark SQL's rows."""
+    got = spark.read.format("lakesieve").option("prune", "true").load(mor["path"]).where(where)
+    assert sorted_rows(got) == expected_rows(spark, mor["path"], where)
+
+
+def test_pruned_tasks_hand_spark_only_the_matching_rows(spark: Any, mor: dict[str, Any]) -> None:
+    """A pruned scan's tasks keep only the rows the pushed filters can match, in the chosen columns.
+
+    The filter's column ``amount`` is read for the filter but not handed on.
+    """
+    options = {"path": mor["path"], "prune": "true", "columns": "id,k"}
+    reader = LakesieveReader(options, None)  # type: ignore[arg-type]
+    reader.pushFilters([GreaterThan(("amount",), 500.25), GreaterThan(("k",), 100)])
+    parts = reader.partitions()
+    target = pa.schema([("id", pa.int64()), ("k", pa.int64())])
+    batches = [b for part in parts for b in read_partition(part, target)]  # type: ignore[arg-type]
+    assert all(b.schema.equals(target) for b in batches)
+    got = sorted((r["id"], r["k"]) for b in batches for r in b.to_pylist())
+    want = expected_rows(spark, mor["path"], "amount > 500.25 AND k > 100", columns=("id", "k"))
+    assert got == want
+    unfiltered = [
+        UnitPartition(p.unit_json, p.table_path, p.table_format, p.instant, {}, ["id", "k"])  # type: ignore[attr-defined]
+        for p in parts
+    ]
+    unit_rows = sum(b.num_rows for p in unfiltered for b in read_partition(p, target))
+    assert 0 < len(got) < unit_rows
 
 
 def test_full_read_through_sql_view_equals_hudi_rs(spark: Any, mor: dict[str, Any]) -> None:
@@ -120,9 +159,12 @@ def doubles(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
         "x IS NULL",
     ],
 )
-def test_float_edge_values_match_spark(spark: Any, doubles: str, where: str) -> None:
-    got = spark.read.format("lakesieve").load(doubles).where(where).select("id", "x")
-    oracle = lakesieve.open(doubles).read_arrow(refresh=False).select(["id", "x"])
+@pytest.mark.parametrize("prune", ["false", "true"])
+def test_float_edge_values_match_spark(spark: Any, doubles: str, where: str, prune: str) -> None:
+    """NaN, -0.0 and NULL as Spark SQL treats them, with and without the tasks' row filter."""
+    source = spark.read.format("lakesieve").option("prune", prune).load(doubles)
+    got = source.where(where).select("id", "x")
+    oracle = hudi_rs_rows(doubles).select(["id", "x"])
     want = spark_where(spark, oracle, where)
     ids = sorted(r[0] for r in got.collect())
     assert ids and ids == sorted(r[0] for r in want.collect())

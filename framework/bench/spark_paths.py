@@ -2,9 +2,9 @@
 
 Run with ``lakesieve bench --suite spark-paths --scale 1 --dir DIR``: it
 builds (or reuses) the interleaved TPC-H lineitem Hudi table of the benchmark
-at ``DIR`` with a Sieve index on ``l_orderkey``, then times four queries
+at ``DIR`` with a Sieve index on ``l_orderkey``, then times five queries
 (``count(*)`` and ``sum(l_quantity)``, median of ``--repeats`` runs, one Spark
-session) three ways:
+session; ``--queries`` picks some) three ways:
 
 - ``plain``: ``spark.read.parquet`` of the table's latest base files, the
   predicate applied by Spark (what a user gets without lakesieve);
@@ -16,7 +16,9 @@ session) three ways:
 
 Every path's figures are checked equal to the plain read's before any time is
 reported, and each ratio is ``plain seconds / path seconds`` (above 1: faster
-than Spark alone). The report is JSON on stdout.
+than Spark alone). The report is JSON on stdout; it also gives Spark's floor
+per job (the same aggregate over a one-row local DataFrame), which bounds any
+path that runs a Spark job.
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ from typing import Any
 
 from lakesieve.bench.full_reads import local_path
 
-#: Four queries of the benchmark; ``{lo}``/``{hi}``/``{key}`` are filled from the table.
+#: The queries of the benchmark; ``{lo}``/``{hi}``/``{hi_001}``/``{key}`` are filled from the table.
 QUERIES: dict[str, str] = {
     "point": "l_orderkey = {key}",
+    "range_0.01pct": "l_orderkey BETWEEN {lo} AND {hi_001}",
     "range_0.1pct": "l_orderkey BETWEEN {lo} AND {hi}",
     "month_no_pruning": "l_shipdate >= DATE'1995-03-01' AND l_shipdate < DATE'1995-04-01'",
     "every_row": "",
@@ -97,9 +100,31 @@ def key_bounds(spark: Any, files: list[str]) -> tuple[int, int]:
     return int(row[0]), int(row[1])
 
 
-def run(spark: Any, table_path: str, repeats: int = 5, with_columns: bool = True) -> dict[str, Any]:
-    """Time the four queries on the three paths; raise if any path disagrees with the plain read."""
+def spark_floor(spark: Any, repeats: int) -> float:
+    """Median seconds of the queries' aggregate over a one-row local DataFrame: any Spark job's floor."""
+    one = spark.createDataFrame([(1, 1.0)], "l_orderkey bigint, l_quantity double")
+    return median_seconds(lambda: aggregate(one), repeats)[1]
+
+
+def run(
+    spark: Any,
+    table_path: str,
+    repeats: int = 5,
+    with_columns: bool = True,
+    queries: list[str] | None = None,
+) -> dict[str, Any]:
+    """Time the queries (all of :data:`QUERIES` by default) on the three paths.
+
+    Raises:
+        AssertionError: a path's figures differ from the plain read's.
+        ValueError: a query name not in :data:`QUERIES`.
+    """
     import lakesieve
+
+    names = list(QUERIES) if queries is None else queries
+    unknown = [n for n in names if n not in QUERIES]
+    if unknown:
+        raise ValueError(f"unknown query {unknown[0]!r}; known: {', '.join(QUERIES)}")
 
     table = lakesieve.open(table_path)
     plan = table.plan(None)
@@ -108,10 +133,12 @@ def run(spark: Any, table_path: str, repeats: int = 5, with_columns: bool = True
     span = hi - lo + 1
     mid = lo + span // 2
     width = max(1, span // 1000)  # 0.1% of the key range: two runs of the interleaved layout
-    fill = {"key": mid, "lo": mid, "hi": mid + width - 1}
+    narrow = max(1, span // 10000)  # 0.01%
+    fill = {"key": mid, "lo": mid, "hi": mid + width - 1, "hi_001": mid + narrow - 1}
     out: dict[str, Any] = {"table": table_path, "locations": len(plan.units), "queries": {}}
-    for name, text in QUERIES.items():
-        where = text.format(**fill)
+    out["spark_floor_s"] = round(spark_floor(spark, repeats), 3)
+    for name in names:
+        where = QUERIES[name].format(**fill)
 
         def plain(where: str = where) -> tuple[int, float]:
             frame = spark.read.parquet(*files)
@@ -164,14 +191,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--commits", type=int, default=16, help="commits writing a new table")
     parser.add_argument("--json", dest="json_path", help="also write the figures to this file")
+    parser.add_argument(
+        "--queries", help=f"comma-separated queries to time (default all: {', '.join(QUERIES)})"
+    )
+    parser.add_argument(
+        "--no-columns",
+        action="store_true",
+        help="skip the data source with the columns option",
+    )
     args = parser.parse_args(argv)
+    queries = [q.strip() for q in args.queries.split(",") if q.strip()] if args.queries else None
+    if queries is not None and any(q not in QUERIES for q in queries):
+        parser.error(f"--queries: known queries are {', '.join(QUERIES)}")
     from lakesieve.session import get_spark
 
     spark = get_spark()
     workdir = Path(args.dir)
     workdir.mkdir(parents=True, exist_ok=True)
     path = prepare(spark, args.scale, workdir, args.commits)
-    report = run(spark, path, args.repeats)
+    report = run(spark, path, args.repeats, not args.no_columns, queries)
     report["scale"] = args.scale
     report["cores"] = os.cpu_count()
     report["load"] = os.getloadavg()
