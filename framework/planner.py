@@ -2,7 +2,9 @@
 
 It walks the predicate itself, once (AND intersects, OR unites, NOT is pushed
 to the leaves on the way) and asks each index only about one leaf at a time, in the
-shape of a :class:`~lakesieve.model.KeyQuery`. Anything it cannot translate,
+shape of a :class:`~lakesieve.model.KeyQuery` — except that the range comparisons
+an AND holds on one column are asked as their intersection, one range
+(:mod:`lakesieve.key_ranges`). Anything it cannot translate,
 and any index that fails, means "every location may match" — never fewer
 locations than the truth.
 """
@@ -10,6 +12,7 @@ locations than the truth.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,6 +32,7 @@ from lakesieve.expressions import (
     push_not,
 )
 from lakesieve.index_log import IndexDefinition, IndexState
+from lakesieve.key_ranges import merge_ranges
 from lakesieve.model import KeyQuery, LookupResult
 
 ALL = None  # the answer "every location"
@@ -266,7 +270,12 @@ class _Evaluator(PredicateVisitor[Answer]):
     def visit_and(self, node: And) -> Answer:
         union = self.negate  # NOT (a AND b) is (NOT a) OR (NOT b)
         answers: list[Answer] = []
-        for child in node.children:
+        children: Sequence[Predicate] = node.children
+        if not union:
+            # k >= a AND k <= b is asked as one range (lakesieve.key_ranges)
+            ranges, children = merge_ranges(children)
+            answers = [self._lookup(column, [query]) for column, query in ranges.items()]
+        for child in children:
             sub = child.accept(self)
             if union and sub is None:
                 return ALL
@@ -275,6 +284,12 @@ class _Evaluator(PredicateVisitor[Answer]):
 
     def visit_or(self, node: Or) -> Answer:
         union = not self.negate  # NOT (a OR b) is (NOT a) AND (NOT b)
+        if not union:  # as that AND, so that its range comparisons merge
+            negated = tuple(
+                push_not(c, negate=True) if isinstance(c, Compare) else Not(c)
+                for c in node.children
+            )
+            return self.flipped.visit_and(And(negated))
         answers: list[Answer] = []
         for child in node.children:
             sub = child.accept(self)
