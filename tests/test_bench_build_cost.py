@@ -82,3 +82,27 @@ def test_bench_command_reaches_the_focused_benches(
     assert status == 0
     assert seen == [(str(src), ["l_orderkey", "l_partkey", "l_shipdate", "sieve"], 8)]
     assert '"rows": 0' in capsys.readouterr().out
+
+
+def test_sieve_stages_count_the_pairs_spark_counts(spark: Any, tmp_path: Path) -> None:
+    """The stage bench hands Python exactly the (key, location) pairs of the relation."""
+    from lakesieve.indexes.sieve import bench_stages
+
+    n, groups = 2_000, 4
+    table = pa.table(
+        {
+            "l_orderkey": pa.array([i // 4 for i in range(n)], pa.int64()),
+            "l_partkey": pa.array([(i * 31) % 97 for i in range(n)], pa.int64()),
+        }
+    )
+    path = tmp_path / "lineitem.parquet"
+    pq.write_table(table, path)
+    want = spark.sql(
+        f"SELECT count(DISTINCT l_partkey, pmod(xxhash64(l_orderkey), {groups})) "
+        f"FROM parquet.`{path}`"
+    ).first()[0]
+    out = bench_stages.run(str(path), ["l_partkey"], groups, 1)
+    figs = out["columns"]["l_partkey"]
+    assert out["rows"] == n and figs["pairs"] == want
+    for stage in ("sort", "shuffle", "hand_over", "build"):
+        assert figs[f"{stage}_seconds"] > 0

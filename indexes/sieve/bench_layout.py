@@ -276,9 +276,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument(
         "--synthetic", action="store_true", help="only the in-process interleaved-shaped index"
     )
+    p.add_argument(
+        "--stages",
+        metavar="PARQUET",
+        help="instead: where a Sieve build's time goes against a Spark sort, on this TPC-H "
+        "lineitem file (lakesieve.indexes.sieve.bench_stages)",
+    )
+    p.add_argument("--columns", default="l_orderkey,l_partkey,l_shipdate", help="with --stages")
+    p.add_argument("--groups", type=int, default=64, help="with --stages: locations")
+    p.add_argument("--repeat", type=int, default=2, help="with --stages: runs, the best kept")
     args = p.parse_args(argv)
     if args.synthetic:
         print(json.dumps(synthetic(), indent=1))
+        return 0
+    if args.stages:
+        from lakesieve.indexes.sieve import bench_stages
+
+        figures = bench_stages.run(args.stages, args.columns.split(","), args.groups, args.repeat)
+        text = json.dumps(figures, indent=1)
+        print(text)
+        if args.json_path:
+            Path(args.json_path).write_text(text)
         return 0
     cfg = FullConfig(
         scale=args.scale,

@@ -259,7 +259,7 @@ def _code_arrays(
     return codes, code_ids
 
 
-def _pair_counts(coded: DataFrame, n_parts: int) -> DataFrame:
+def pair_counts(coded: DataFrame, n_parts: int) -> DataFrame:
     """``(key, code, cnt)``: rows counted per pair inside ``n_parts`` key ranges (one shuffle)."""
     from pyspark.sql import functions as F
 
@@ -302,7 +302,7 @@ def _build_known(
         return None
     codes, code_ids = _code_arrays(code_of, {name: i for i, name in enumerate(names)})
     n_parts = partition_count(spark, max(rows_hint, 1), p)
-    pairs_df = _pair_counts(rel.select("key", F.xxhash64("location").alias("code")), n_parts)
+    pairs_df = pair_counts(rel.select("key", F.xxhash64("location").alias("code")), n_parts)
     kt, pd, share = key_type, p.to_dict(), p.budget_entries / n_parts
 
     def body(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -422,7 +422,7 @@ def build_spark(
             coded = with_key.join(F.broadcast(loc_df), on="location").select("key", "code")
         codes, code_ids = _code_arrays(code_of, ids)
         n_parts = partition_count(spark, max(pairs, 1), p)
-        pairs_df = _pair_counts(coded, n_parts)
+        pairs_df = pair_counts(coded, n_parts)
         kt, pd, share = key_type, p.to_dict(), p.budget_entries / n_parts
 
         def body(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
