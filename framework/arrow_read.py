@@ -23,10 +23,10 @@ from typing import Any
 
 import pyarrow as pa
 from lakesieve.errors import LakesieveError
-from lakesieve.expressions import to_arrow
 from lakesieve.files.arrow_frame import without_empty_chunks
 from lakesieve.files.batches import conform
 from lakesieve.query_plan import Plan
+from lakesieve.row_filter import RowFilter
 from lakesieve.table_view import TableView
 
 
@@ -62,27 +62,23 @@ def read_plan_arrow(
     instant = plan.table_instant.id if plan.table_instant else None
     schema = plan.schema if plan.schema is not None else table.schema(instant)
     out_cols = _columns(schema, columns, table.path)
-    need = list(out_cols)
-    if plan.bound is not None:
-        need += [c for c in plan.bound.columns if c not in need]
-    read_schema = pa.schema([schema.field(c) for c in need])
     out_schema = pa.schema([schema.field(c) for c in out_cols])
+    rows = RowFilter.for_plan(plan.bound, schema, out_cols) if plan.bound is not None else None
+    need = list(rows.read_schema.names) if rows is not None else out_cols
     selected = sum(u.size_bytes for u in plan.units)
     if max_bytes is not None and selected > max_bytes:
         raise LakesieveError(
             f"table {table.path}: the query selects {len(plan.units)} locations, {selected} bytes, "
             f"more than max_bytes={max_bytes} for a driver-side read; use Spark (Table.read)"
         )
-    expr: Any = to_arrow(plan.bound) if plan.bound is not None else None
 
     def one(unit: Any) -> pa.Table:
         batches = table.fmt.read_unit(unit, instant, need)
-        got = pa.Table.from_batches(
-            [conform(b, read_schema) for b in batches if b.num_rows], schema=read_schema
+        if rows is not None:
+            return pa.Table.from_batches(list(rows.apply(batches)), schema=out_schema)
+        return pa.Table.from_batches(
+            [conform(b, out_schema) for b in batches if b.num_rows], schema=out_schema
         )
-        if expr is not None and got.num_rows:
-            got = got.filter(expr)
-        return got.select(out_cols)
 
     units = list(plan.units)
     if not units:

@@ -18,7 +18,7 @@ of a relation that may be reused must not carry one query's predicate (see
 :mod:`lakesieve.datasource`). With pruning on (the ``prune`` option, for a
 relation loaded for one query) the partition carries the bound predicate and
 the task keeps only the rows it can match, evaluated with Spark SQL's
-semantics (:func:`lakesieve.expressions.to_arrow`, the ``Table.read_arrow``
+semantics (:class:`lakesieve.row_filter.RowFilter`, the ``Table.read_arrow``
 filter): a selective query then hands Spark the matching rows instead of
 every row of the selected units.
 """
@@ -31,9 +31,8 @@ from typing import Any
 
 import pyarrow as pa
 from lakesieve import registry
-from lakesieve.expressions import BoundPredicate, to_arrow
-from lakesieve.files.batches import conform
 from lakesieve.model import ReadUnit
+from lakesieve.row_filter import RowFilter
 from pyspark.sql.datasource import InputPartition
 
 
@@ -62,43 +61,6 @@ class UnitPartition(InputPartition):
         self.table_options = dict(table_options or {})
         self.columns = list(columns) if columns is not None else None
         self.row_filter = row_filter
-
-
-class RowFilter:
-    """The predicate a task applies to its unit's rows, and the columns it reads for it.
-
-    Attributes:
-        bound: the plan's bound predicate.
-        read_schema: the table's schema (at the plan's instant) of the
-            columns the task reads: the partition's columns (every column
-            when those are ``None``), then any other column the predicate needs.
-        keep: the columns handed to Spark, in order.
-    """
-
-    def __init__(self, bound: BoundPredicate, read_schema: pa.Schema, keep: list[str]) -> None:
-        self.bound = bound
-        self.read_schema = read_schema
-        self.keep = list(keep)
-
-    @classmethod
-    def for_plan(
-        cls, bound: BoundPredicate, schema: pa.Schema, columns: list[str] | None
-    ) -> RowFilter:
-        """The filter of ``bound`` for a read of ``columns`` (all when ``None``) of ``schema``."""
-        keep = list(schema.names) if columns is None else list(columns)
-        need = keep + [c for c in bound.columns if c not in keep]
-        return cls(bound, pa.schema([schema.field(c) for c in need]), keep)
-
-    def apply(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        """The rows of ``batches`` the predicate can match (NULL drops a row, as in WHERE)."""
-        expr = to_arrow(self.bound)
-        for batch in batches:
-            if not batch.num_rows:
-                continue
-            got = pa.Table.from_batches([conform(batch, self.read_schema)]).filter(expr)
-            for out in got.select(self.keep).to_batches():
-                if out.num_rows:
-                    yield out
 
 
 def unit_to_json(unit: Any) -> str:
