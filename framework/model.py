@@ -123,6 +123,20 @@ class Snapshot:
 
 
 @dataclass(frozen=True)
+class ChangeImageFiles:
+    """Files recording, for one location, the before and after image of every change in a range.
+
+    Attributes:
+        files: the files (relative to the table root, format-specific content).
+        records: the number of change records they must hold together, when
+            the format's metadata says (a reader refuses files that differ).
+    """
+
+    files: tuple[str, ...]
+    records: int | None = None
+
+
+@dataclass(frozen=True)
 class Changes:
     """Locations touched between two instants ``(start, end]``.
 
@@ -151,6 +165,10 @@ class Changes:
             Their changes can be read as the rows stamped after ``start``
             plus the versions at ``start`` of those records. Optional: a
             format that cannot tell leaves it empty.
+        change_images: rewritten locations whose every change in the range
+            is recorded, as a row before and a row after (inserts: after
+            only; deletes: before only), in change data files the format
+            plugin reads with ``read_change_images``. Optional.
     """
 
     start: str | None
@@ -163,6 +181,7 @@ class Changes:
     record_id_column: str | None = None
     write_time_column: str | None = None
     stamped: frozenset[str] = frozenset()
+    change_images: Mapping[str, ChangeImageFiles] = field(default_factory=dict)
 
     @property
     def touched(self) -> frozenset[str]:

@@ -33,6 +33,15 @@ small, so the large side is never shuffled
 (:mod:`lakesieve.refresh_stamped`). Only the changed records reach the
 ``groupBy``, instead of every row of every touched location twice.
 
+**Change images** (``Changes.change_images``, read by the format plugin's
+``read_change_images``): locations whose every change in the range is
+recorded in change data files as a row before and a row after. Their delta is
+``-1`` per before image and ``+1`` per after image, read from those files
+alone; the locations themselves are not read. The frame is computed (and
+cached) before anything else, so that a file the plugin cannot read sends
+those locations to the general path with a warning instead of failing the
+refresh.
+
 **Everything else** (deletes recorded, rollbacks, clustering, compaction
 the plugin cannot vouch for, missing metadata, a format that does not stamp
 rows): the exact general path reads the column of the touched locations at
@@ -50,7 +59,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakesieve.index_state import TableIndexes
-from lakesieve.model import LOCATION_COLUMN, Instant, Snapshot
+from lakesieve.model import LOCATION_COLUMN, ChangeImageFiles, Instant, Snapshot
 from lakesieve.planner import LakesieveWarning
 from lakesieve.refresh_stamped import stamped_delta
 
@@ -70,6 +79,10 @@ class DeltaPlan:
         stamped_new_units: read units at ``end`` of stamped locations.
         record_id_column: the record identifier column of stamped reads.
         write_time_column: the write instant column of stamped reads.
+        images: change data files per location read from them alone.
+        imaged_old_units: read units at ``start`` of those locations (a fallback).
+        imaged_new_units: read units at ``end`` of those locations.
+        image_stamped: those of them the stamped path can read instead.
         held: cached frames of the delta's computation, released by the caller.
     """
 
@@ -80,6 +93,10 @@ class DeltaPlan:
     stamped_new_units: tuple[Any, ...] = ()
     record_id_column: str | None = None
     write_time_column: str | None = None
+    images: dict[str, ChangeImageFiles] = field(default_factory=dict)
+    imaged_old_units: tuple[Any, ...] = ()
+    imaged_new_units: tuple[Any, ...] = ()
+    image_stamped: frozenset[str] = frozenset()
     held: list[Any] = field(default_factory=list)
 
     @property
@@ -87,6 +104,11 @@ class DeltaPlan:
         """Distinct locations the delta reads, on either path."""
         units = self.old_units + self.new_units + self.stamped_old_units + self.stamped_new_units
         return len({u.location for u in units})
+
+    @property
+    def locations_imaged(self) -> int:
+        """Locations whose delta is read from change data files (none of their rows read)."""
+        return len(self.images)
 
     @property
     def locations_stamped(self) -> int:
@@ -103,24 +125,85 @@ def plan_delta(table: TableIndexes, column: str, start: Instant, end: Instant) -
         in_place = touched & set(changes.updated_in_place)
         skipped = len(in_place)
         touched -= in_place
+    imaged: set[str] = set()
+    if changes.change_images and hasattr(table.view.fmt, "read_change_images"):
+        imaged = touched & set(changes.change_images)
+        touched -= imaged
     stamped: set[str] = set()
+    image_stamped: frozenset[str] = frozenset()
     rid, wtime = changes.record_id_column, changes.write_time_column
     if rid and wtime and column not in (rid, wtime):
         stamped = touched & set(changes.stamped)
         touched -= stamped
-    if not touched and not stamped:
+        image_stamped = frozenset(imaged & set(changes.stamped))
+    if not touched and not stamped and not imaged:
         return DeltaPlan((), (), skipped)
     old: Snapshot = table.view.snapshot_at(start)
     new: Snapshot = table.view.snapshot_at(end)
-    return DeltaPlan(
+    plan = DeltaPlan(
         old.units_for(touched),
         new.units_for(touched),
         skipped,
         old.units_for(stamped),
         new.units_for(stamped),
-        rid if stamped else None,
-        wtime if stamped else None,
+        rid if stamped or image_stamped else None,
+        wtime if stamped or image_stamped else None,
     )
+    if imaged:
+        plan.images = {loc: changes.change_images[loc] for loc in sorted(imaged)}
+        plan.imaged_old_units = old.units_for(imaged)
+        plan.imaged_new_units = new.units_for(imaged)
+        plan.image_stamped = image_stamped
+    return plan
+
+
+def _unimage(plan: DeltaPlan) -> None:
+    """Send the imaged locations to the stamped path where they qualify, else to the general one."""
+    stamped = plan.image_stamped
+    plan.stamped_old_units += tuple(u for u in plan.imaged_old_units if u.location in stamped)
+    plan.stamped_new_units += tuple(u for u in plan.imaged_new_units if u.location in stamped)
+    plan.old_units += tuple(u for u in plan.imaged_old_units if u.location not in stamped)
+    plan.new_units += tuple(u for u in plan.imaged_new_units if u.location not in stamped)
+    plan.images, plan.imaged_old_units, plan.imaged_new_units = {}, (), ()
+
+
+def image_changes(
+    table: TableIndexes, spark: SparkSession, column: str, end: Instant, plan: DeltaPlan
+) -> tuple[list[DataFrame], DataFrame | None]:
+    """``(key, location, count)`` frames read from change data files, and the frame to unpersist.
+
+    Computed here. When the plugin does not read this column from change data
+    (it answers ``None``), the locations go to the stamped or general path;
+    when it cannot read the files, likewise, with a warning.
+    """
+    if not plan.images:
+        return [], None
+    if not plan.imaged_new_units:  # nothing left at ``end`` to learn the column's type from
+        _unimage(plan)
+        return [], None
+    fmt = table.view.fmt
+    frame: DataFrame | None = None
+    try:
+        key_type = fmt.read(spark, plan.imaged_new_units[:1], end.id, False).schema[column].dataType
+        frame = fmt.read_change_images(spark, plan.images, column, key_type)  # type: ignore[attr-defined]
+        if frame is None:
+            _unimage(plan)
+            return [], None
+        frame = frame.persist()
+        frame.count()
+        return [frame], frame
+    except Exception as exc:  # the other paths read the same locations exactly
+        if frame is not None:
+            frame.unpersist()
+        warnings.warn(
+            f"table {table.path}: change data of {len(plan.images)} locations cannot be read "
+            f"({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); reading the "
+            "locations instead",
+            LakesieveWarning,
+            stacklevel=2,
+        )
+        _unimage(plan)
+        return [], None
 
 
 def _general_part(
@@ -193,6 +276,9 @@ def summed_frame(
     """The summed ``(key, location, count)`` delta (``None`` when nothing to read), and a frame to unpersist."""
     from pyspark.sql import functions as F
 
+    imaged, image_held = image_changes(table, spark, column, end, plan)
+    if image_held is not None:
+        plan.held.append(image_held)
     try:
         stamped, held = stamped_changes(table, spark, column, start, end, plan)
     except Exception as exc:  # the general path reads the same locations exactly
@@ -207,7 +293,7 @@ def summed_frame(
         plan.new_units += plan.stamped_new_units
         plan.stamped_old_units, plan.stamped_new_units = (), ()
         stamped, held = [], None
-    frames = _general_part(table, spark, column, start, end, plan) + stamped
+    frames = _general_part(table, spark, column, start, end, plan) + stamped + imaged
     if not frames:
         return None, held
     union = frames[0]

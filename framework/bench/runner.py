@@ -93,6 +93,12 @@ def add_arguments(p: Any) -> None:
     p.add_argument(
         "--commits", type=int, default=20, help="timeline suite: upsert commits (default 20)"
     )
+    p.add_argument(
+        "--table-types",
+        default="cow,mor",
+        help="timeline suite: comma-separated table kinds, of cow, mor and cow-cdc "
+        "(copy-on-write logging change data) (default cow,mor)",
+    )
     p.add_argument("--json", dest="json_path", help="also write the figures to this file")
     p.add_argument(
         "--quick", action="store_true", help="full suite at SF 0.01 with fewer queries (minutes)"
@@ -180,10 +186,22 @@ def run(args: Any) -> int:
     elif args.suite == "skeleton":
         figures = run_skeleton(scale, args.workdir, queries)
     elif args.suite == "timeline":
-        from lakesieve.bench.timeline import run_timeline
+        from lakesieve.bench.timeline import TABLE_KINDS, run_timeline
 
+        kinds = tuple(k.strip() for k in str(args.table_types).split(",") if k.strip())
+        unknown = [k for k in kinds if k not in TABLE_KINDS]
+        if unknown or not kinds:
+            raise SystemExit(
+                f"lakesieve bench: unknown --table-types {', '.join(unknown) or '(none)'} "
+                f"(one or more of {', '.join(TABLE_KINDS)})"
+            )
         figures = run_timeline(
-            scale, args.workdir, commits=args.commits, points=queries, seed=args.seed
+            scale,
+            args.workdir,
+            commits=args.commits,
+            points=queries,
+            seed=args.seed,
+            table_types=kinds,
         )
     else:
         from lakesieve.bench.full_run import run_full

@@ -26,6 +26,16 @@ range's instant ids have one length (so they compare as strings). Refresh
 then reads only the rows stamped after ``start`` and the previous versions of
 exactly those record keys.
 
+**Change images** (``Changes.change_images``): on a copy-on-write table
+whose properties say writers log change data with before and after images
+(:mod:`lakesieve.plugins.hudi.cdc`), a rewritten location whose every write
+stat in a forward range names change data files is read from those files
+alone: minus each before image, plus each after image. The same conditions
+as for stamped locations hold (readable metadata, no rollback, restore, late
+completion or instant moving rows in the range), and every instant in the
+range must be a plain write (insert, upsert, delete): a merge-on-read table's
+compaction, say, logs again changes its delta commits already made.
+
 Direction: instants *strictly after the smaller* bound and *up to and including
 the larger* are considered, whatever the order of ``start`` and ``end``. When
 ``end`` is older than ``start`` (time travel backwards) the classification is
@@ -37,7 +47,7 @@ either way.
 from __future__ import annotations
 
 from hudi import HudiInstant
-from lakesieve.model import Changes, TableRef
+from lakesieve.model import ChangeImageFiles, Changes, TableRef
 from lakesieve.plugins.hudi import instant_touches, storage, tables, timeline
 from lakesieve.plugins.hudi.avro_container import read_container
 from lakesieve.plugins.hudi.snapshot import snapshot_locations
@@ -45,6 +55,10 @@ from lakesieve.plugins.hudi.snapshot import snapshot_locations
 #: The meta columns a stamped refresh reads.
 RECORD_KEY_COLUMN = "_hoodie_record_key"
 COMMIT_TIME_COLUMN = "_hoodie_commit_time"
+#: Operations whose change data files record every change of their file groups.
+PLAIN_WRITES = frozenset(
+    {"INSERT", "UPSERT", "DELETE", "INSERT_PREPPED", "UPSERT_PREPPED", "DELETE_PREPPED"}
+)
 
 
 def _in_range(ts: str, low: str | None, high: str) -> bool:
@@ -161,6 +175,17 @@ def compute_changes(table: TableRef, start: str | None, end: str) -> Changes:
         and config.populates_meta_fields
     ):
         stamped = _stamped(start, end, [t for _, t in per_instant], [*chosen])
+    images: dict[str, ChangeImageFiles] = {}
+    if (
+        forward
+        and start is not None
+        and not conservative
+        and not undone_in_range
+        and not late
+        and config.change_images
+        and config.table_type.upper() == "COPY_ON_WRITE"
+    ):
+        images = _imaged(rewritten, [t for _, t in per_instant])
     if not forward:
         added, removed = removed, added
     return Changes(
@@ -174,7 +199,37 @@ def compute_changes(table: TableRef, start: str | None, end: str) -> Changes:
         record_id_column=RECORD_KEY_COLUMN if stamped else None,
         write_time_column=COMMIT_TIME_COLUMN if stamped else None,
         stamped=stamped,
+        change_images=images,
     )
+
+
+def _imaged(
+    rewritten: frozenset[str], touches: list[instant_touches.Touches]
+) -> dict[str, ChangeImageFiles]:
+    """Rewritten locations whose every change in the range is in change data files.
+
+    Only called for a forward range of a copy-on-write table with readable
+    metadata and no rollback, restore or late completion in it; see the
+    module docstring.
+    """
+    if any(t.moves_rows or t.operation not in PLAIN_WRITES for t in touches):
+        return {}
+    files: dict[str, tuple[str, ...]] = {}
+    records: dict[str, int] = {}
+    lost: set[str] = set()
+    for t in touches:
+        for loc in t.added | t.rewritten | t.removed:
+            change = t.images.get(loc)
+            if change is None:
+                lost.add(loc)
+                continue
+            files[loc] = files.get(loc, ()) + change[0]
+            records[loc] = records.get(loc, 0) + change[1]
+    return {
+        loc: ChangeImageFiles(files[loc], records[loc])
+        for loc in sorted(files)
+        if loc in rewritten and loc not in lost
+    }
 
 
 def _stamped(

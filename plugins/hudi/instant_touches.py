@@ -66,6 +66,12 @@ class Touches:
     is set for an instant that replaces file groups (clustering, insert
     overwrite), which carries rows to new locations with their old
     ``_hoodie_commit_time``.
+
+    ``images`` maps each added or rewritten location whose every write stat
+    names change data files (``cdcStats``) to those files (relative to the
+    table root) and the change records they must hold (``numUpdateWrites +
+    numInserts + numDeletes``); ``operation`` is the instant's
+    ``operationType``, upper case.
     """
 
     added: set[str] = field(default_factory=set)
@@ -74,6 +80,29 @@ class Touches:
     in_place: set[str] = field(default_factory=set)
     kept_keys: set[str] = field(default_factory=set)
     moves_rows: bool = False
+    images: dict[str, tuple[tuple[str, ...], int]] = field(default_factory=dict)
+    operation: str = ""
+
+
+def _count(stat: Mapping[str, Any], name: str) -> int | None:
+    value = stat.get(name)
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    return None
+
+
+def _change_files(stat: Mapping[str, Any]) -> tuple[tuple[str, ...], int] | None:
+    """The change data files one write stat names and the records they hold, if complete."""
+    cdc = stat.get("cdcStats")
+    if not isinstance(cdc, Mapping) or not cdc:
+        return None
+    counts = [_count(stat, n) for n in ("numUpdateWrites", "numInserts", "numDeletes")]
+    if any(c is None for c in counts):
+        return None
+    files = tuple(sorted(str(p).lstrip("/") for p in cdc))
+    if any(not f for f in files):
+        return None
+    return files, sum(c or 0 for c in counts)
 
 
 def _zero(value: Any) -> bool:
@@ -120,6 +149,8 @@ def touches_of_commit(meta: Mapping[str, Any]) -> Touches:
     out = Touches()
     changed_keys: set[str] = set()
     lost_keys: set[str] = set()
+    imaged: dict[str, tuple[tuple[str, ...], int]] = {}
+    unimaged: set[str] = set()
     for partition, stat in _write_stats(meta):
         file_id = stat.get("fileId")
         if not file_id:
@@ -132,6 +163,12 @@ def touches_of_commit(meta: Mapping[str, Any]) -> Touches:
             changed_keys.add(loc)
         if not _zero(stat.get("numDeletes")):
             lost_keys.add(loc)
+        change = _change_files(stat)
+        if change is None:
+            unimaged.add(loc)
+        else:
+            files, records = imaged.get(loc, ((), 0))
+            imaged[loc] = (files + change[0], records + change[1])
     for partition, file_ids in _mapping(meta.get("partitionToReplaceFileIds")).items():
         for file_id in file_ids or []:
             out.removed.add(location_of(str(partition or ""), str(file_id)))
@@ -140,6 +177,12 @@ def touches_of_commit(meta: Mapping[str, Any]) -> Touches:
     out.kept_keys = (out.added | out.rewritten) - lost_keys - out.removed
     operation = str(meta.get("operationType") or "").upper()
     out.moves_rows = bool(out.removed) or operation in _MOVING_OPERATIONS
+    out.operation = operation
+    out.images = {
+        loc: change
+        for loc, change in imaged.items()
+        if loc not in unimaged and loc not in out.removed
+    }
     return out
 
 

@@ -28,8 +28,9 @@ from lakesieve.plugins.hudi.unit_reader import read_unit_batches
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from lakesieve.model import Changes, Instant, ReadUnit, Snapshot, WriteOptions
+    from lakesieve.model import ChangeImageFiles, Changes, Instant, ReadUnit, Snapshot, WriteOptions
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import DataType
 
 FORMAT = "hudi"
 
@@ -87,6 +88,21 @@ class HudiFormat(TableFormatBase):
         from lakesieve.plugins.hudi.spark_read import read_units
 
         return read_units(spark, self.ref, units, instant, with_location)
+
+    def read_change_images(
+        self,
+        spark: SparkSession,
+        images: Mapping[str, ChangeImageFiles],
+        column: str,
+        key_type: DataType,
+    ) -> DataFrame | None:
+        """``(key, location, count)`` rows of the changes in ``images`` (``None``: not for this column).
+
+        See :mod:`lakesieve.plugins.hudi.change_read`.
+        """
+        from lakesieve.plugins.hudi.change_read import read_change_images
+
+        return read_change_images(spark, self.ref, images, column, key_type)
 
     def read_unit(
         self, unit: ReadUnit, instant: str | None, columns: Sequence[str] | None

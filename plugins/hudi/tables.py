@@ -14,6 +14,7 @@ import pyarrow as pa
 from hudi import HudiReadOptions, HudiTable, HudiTableBuilder
 from lakesieve.errors import LakesieveError, TableNotFoundError
 from lakesieve.model import TableRef
+from lakesieve.plugins.hudi.cdc import records_images
 from lakesieve.plugins.hudi.partitions import partition_fields
 
 
@@ -69,6 +70,8 @@ class TableConfig:
         url_encoded: whether partition values are URL-encoded.
         populates_meta_fields: whether data files carry ``_hoodie_*`` values.
         record_key_fields: ``hoodie.table.recordkey.fields``, in order.
+        change_images: whether writers log change data with before and after
+            images (``hoodie.table.cdc.*``, :mod:`lakesieve.plugins.hudi.cdc`).
     """
 
     version: int
@@ -81,6 +84,7 @@ class TableConfig:
     url_encoded: bool
     populates_meta_fields: bool
     record_key_fields: tuple[str, ...] = ()
+    change_images: bool = False
 
 
 def table_config(table: HudiTable) -> TableConfig:
@@ -105,6 +109,7 @@ def table_config(table: HudiTable) -> TableConfig:
         url_encoded=bool(_flag(opts.get("hoodie.datasource.write.partitionpath.urlencode"), False)),
         populates_meta_fields=bool(_flag(opts.get("hoodie.populate.meta.fields"), True)),
         record_key_fields=partition_fields(opts.get("hoodie.table.recordkey.fields")),
+        change_images=records_images(opts),
     )
 
 

@@ -28,7 +28,8 @@ from tests.tables import arrow_frame
 
 from .data import SCHEMA, Mutation, TableSpec, to_arrow
 
-FORMATS = ("delta", "iceberg", "hudi-cow", "hudi-mor")
+#: ``hudi-cow-cdc``: copy-on-write logging change data, which refresh reads instead of the files.
+FORMATS = ("delta", "iceberg", "hudi-cow", "hudi-mor", "hudi-cow-cdc")
 LOC = "__location"
 
 
@@ -166,7 +167,7 @@ def _iceberg_files(path: Path, snapshot: str | None = None) -> list[tuple[str, p
 # ----------------------------------------------------------------- Hudi
 
 
-def _hudi_options(spec: TableSpec, table_type: str, mode: str) -> Any:
+def _hudi_options(spec: TableSpec, table_type: str, mode: str, cdc: bool = False) -> Any:
     from lakesieve.model import WriteOptions
 
     return WriteOptions(
@@ -177,6 +178,7 @@ def _hudi_options(spec: TableSpec, table_type: str, mode: str) -> Any:
         file_groups=max(spec.locations, 1),
         bucket_column="loc",
         table_name="diff",
+        extra={"hoodie.table.cdc.enabled": "true"} if cdc else {},
     )
 
 
@@ -256,9 +258,8 @@ def create(spark: Any, fmt: str, path: Path, spec: TableSpec) -> None:
         _iceberg_create(path, spec)
     else:
         table_type = fmt.split("-")[1]
-        _hudi_write(
-            spark, path, to_arrow(spec.rows), _hudi_options(spec, table_type, "bulk_insert")
-        )
+        options = _hudi_options(spec, table_type, "bulk_insert", fmt.endswith("-cdc"))
+        _hudi_write(spark, path, to_arrow(spec.rows), options)
 
 
 def mutate(spark: Any, fmt: str, path: Path, spec: TableSpec, m: Mutation) -> None:

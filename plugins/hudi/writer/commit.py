@@ -72,6 +72,9 @@ class FileWrite:
         upsert_ms: milliseconds spent merging into an existing file group.
         base_file: for a log file, the name of its slice's base file ("" if none).
         log_version: for a log file, its version number (0 for a base file).
+        cdc_file: the change data file written for the group, relative to
+            the table root ("" or ``None``: none).
+        cdc_size: its size in bytes.
     """
 
     partition_path: str
@@ -87,6 +90,8 @@ class FileWrite:
     upsert_ms: int = 0
     base_file: str = ""
     log_version: int = 0
+    cdc_file: str | None = ""
+    cdc_size: int | None = 0
 
     @property
     def path(self) -> str:
@@ -116,7 +121,7 @@ def _base_stat(w: FileWrite) -> dict[str, Any]:
     return {
         "fileId": w.file_id,
         "path": w.path,
-        "cdcStats": None,
+        "cdcStats": {w.cdc_file: int(w.cdc_size or 0)} if w.cdc_file else None,
         "prevCommit": w.prev_commit,
         "numWrites": w.num_writes,
         "numDeletes": w.num_deletes,

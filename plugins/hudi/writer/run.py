@@ -155,7 +155,8 @@ def _finish(
     groups = [(w.partition_path, w.file_id) for w in writes]
     if len(set(groups)) != len(groups):
         raise RuntimeError(f"internal error: a file group was written twice by instant {instant}")
-    rollback_instant(storage, instant, keep={w.path for w in writes})
+    kept = {w.path for w in writes} | {w.cdc_file for w in writes if w.cdc_file}
+    rollback_instant(storage, instant, keep=kept)
     depth = len(job.spec.partition_by) if job.spec.partitioned else 0
     for partition in sorted({w.partition_path for w in writes} - state.partitions):
         rel = (
@@ -232,6 +233,7 @@ def write_table(spark: SparkSession, path: str, df: DataFrame, options: WriteOpt
             table_type=job.table_type,
             schema_json=job.schema_json,
             completed=frozenset(state.completed),
+            cdc=job.cdc,
         )
         stats = (
             routing.frame.repartition(routing.num_tasks, SHUFFLE_COLUMN)

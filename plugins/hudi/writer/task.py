@@ -18,6 +18,7 @@ is written.
 from __future__ import annotations
 
 import itertools
+import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -26,6 +27,20 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from lakesieve.plugins.hudi.cdc import (
+    CDC_DATA_BLOCK,
+    CDC_SUFFIX,
+    block_content,
+    cdc_schema,
+    encode_records,
+)
+from lakesieve.plugins.hudi.writer.log_block import (
+    INSTANT_TIME,
+    SCHEMA,
+    encode_block,
+    log_file_name,
+    with_meta_fields,
+)
 from lakesieve.plugins.hudi.writer.schema import META_COLUMNS
 from lakesieve.plugins.hudi.writer.storage import TableStorage
 from lakesieve.plugins.hudi.writer.timeline import Slice, marker_path
@@ -39,7 +54,8 @@ ERROR_TAG = "[lakesieve-write] "
 STATS_SCHEMA = (
     "partition_path string, file_id string, file_name string, prev_commit string, "
     "num_writes long, num_deletes long, num_update_writes long, num_inserts long, "
-    "file_size long, create_ms long, upsert_ms long, base_file string, log_version long"
+    "file_size long, create_ms long, upsert_ms long, base_file string, log_version long, "
+    "cdc_file string, cdc_size long"
 )
 #: The Arrow schema of the per-file write statistics a write or table-service task yields.
 STATS_ARROW = pa.schema(
@@ -57,6 +73,7 @@ STATS_ARROW = pa.schema(
         )
     ]
     + [pa.field("base_file", pa.string()), pa.field("log_version", pa.int64())]
+    + [pa.field("cdc_file", pa.string()), pa.field("cdc_size", pa.int64())]
 )
 
 
@@ -87,6 +104,8 @@ class TaskPlan:
             to existing file groups).
         schema_json: the commit's Avro schema (log block headers).
         completed: completed instants (log blocks of others are ignored).
+        cdc: log change data for every existing file group rewritten
+            (:mod:`lakesieve.plugins.hudi.cdc`).
     """
 
     storage: TableStorage
@@ -101,6 +120,7 @@ class TaskPlan:
     table_type: str = "cow"
     schema_json: str = ""
     completed: frozenset[str] = frozenset()
+    cdc: bool = False
 
 
 def _constant(value: str, n: int) -> pa.Array:
@@ -155,6 +175,54 @@ def _group_slices(rows: pa.Table) -> Iterator[tuple[str, str, pa.Table]]:
     bounds = [0, *change.tolist(), rows.num_rows]
     for start, stop in itertools.pairwise(bounds):
         yield str(pp_np[start]), str(fg_np[start]), rows.slice(start, stop - start)
+
+
+@dataclass
+class ChangeImages:
+    """The rows one file group lost and gained in a write, for its change data file.
+
+    ``before_updated`` and ``after_updated`` hold the old and new versions of
+    the updated records (same record keys); ``before_only`` the deleted rows;
+    ``after_only`` the inserted rows.
+    """
+
+    before_updated: pa.Table | None = None
+    after_updated: pa.Table | None = None
+    before_only: pa.Table | None = None
+    after_only: pa.Table | None = None
+
+    @property
+    def records(self) -> int:
+        """The number of change records."""
+        return sum(
+            t.num_rows
+            for t in (self.after_updated, self.before_only, self.after_only)
+            if t is not None
+        )
+
+    def cdc_records(self, instant: str) -> list[dict[str, object]]:
+        """``data_before_after`` records: updates (paired by record key), deletes, inserts."""
+        out: list[dict[str, object]] = []
+        if self.before_updated is not None and self.after_updated is not None:
+            old = self.before_updated.sort_by(RECORD_KEY).to_pylist()
+            new = self.after_updated.sort_by(RECORD_KEY).to_pylist()
+            if [r[RECORD_KEY] for r in old] != [r[RECORD_KEY] for r in new]:
+                raise AssertionError("updated records differ between their two versions")
+            out += [
+                {"op": "u", "ts_ms": instant, "before": b, "after": a}
+                for b, a in zip(old, new, strict=True)
+            ]
+        if self.before_only is not None:
+            out += [
+                {"op": "d", "ts_ms": instant, "before": b, "after": None}
+                for b in self.before_only.to_pylist()
+            ]
+        if self.after_only is not None:
+            out += [
+                {"op": "i", "ts_ms": instant, "before": None, "after": a}
+                for a in self.after_only.to_pylist()
+            ]
+        return out
 
 
 class FileGroupWriter:
@@ -241,6 +309,7 @@ class FileGroupWriter:
         prev = (prev_slice.base_file, prev_slice.instant) if prev_slice is not None else None
         file_name = f"{file_id}_{token}_{plan.instant}.parquet"
         deletes = updates = inserts = 0
+        images = ChangeImages()
         if plan.mode == "delete":
             if prev is None:
                 return None, seq
@@ -249,6 +318,7 @@ class FileGroupWriter:
             deletes = int(pc.sum(gone).as_py() or 0)
             if deletes == 0:
                 return None, seq
+            images.before_only = old.filter(gone)
             result = old.filter(pc.invert(gone))
         else:
             group = dedupe(group, plan.precombine)
@@ -259,18 +329,24 @@ class FileGroupWriter:
                 result = new
             else:
                 old = self._read_old(prev[0])
+                images.after_only = new
                 if plan.mode == "upsert":
                     new_keys = new[RECORD_KEY]
                     replaced = pc.is_in(old[RECORD_KEY], value_set=new_keys)
-                    updates = int(
-                        pc.sum(pc.is_in(new_keys, value_set=old[RECORD_KEY])).as_py() or 0
-                    )
+                    is_update = pc.is_in(new_keys, value_set=old[RECORD_KEY])
+                    updates = int(pc.sum(is_update).as_py() or 0)
                     inserts -= updates
+                    images.before_updated = old.filter(replaced)
+                    images.after_updated = new.filter(is_update)
+                    images.after_only = new.filter(pc.invert(is_update))
                     old = old.filter(pc.invert(replaced))
                 result = pa.concat_tables([old, new])
         index = result.schema.get_field_index(FILE_NAME)
         result = result.set_column(index, FILE_NAME, _constant(file_name, result.num_rows))
         size = self._write_file(partition_path, file_name, result, prev is not None)
+        cdc_file, cdc_size = "", 0
+        if plan.cdc and prev is not None and images.records:
+            cdc_file, cdc_size = self._write_cdc(partition_path, file_id, token, images)
         elapsed = int((time.monotonic() - started) * 1000)
         stats: dict[str, object] = {
             "partition_path": partition_path,
@@ -286,8 +362,27 @@ class FileGroupWriter:
             "upsert_ms": elapsed if prev else 0,
             "base_file": "",
             "log_version": 0,
+            "cdc_file": cdc_file,
+            "cdc_size": cdc_size,
         }
         return stats, seq
+
+    def _write_cdc(
+        self, partition_path: str, file_id: str, token: str, images: ChangeImages
+    ) -> tuple[str, int]:
+        """Write the group's change data file; return its path (table-relative) and size."""
+        plan = self.plan
+        name = f"{log_file_name(file_id, plan.instant, 1, token)}{CDC_SUFFIX}"
+        rel = f"{partition_path}/{name}" if partition_path else name
+        plan.storage.write_bytes(marker_path(plan.instant, partition_path, name, "CREATE"), b"")
+        record_schema = json.loads(with_meta_fields(plan.schema_json))
+        schema = cdc_schema(record_schema)
+        content = block_content(encode_records(schema, images.cdc_records(plan.instant)))
+        header = {INSTANT_TIME: plan.instant, SCHEMA: json.dumps(schema, separators=(",", ":"))}
+        if partition_path:
+            plan.storage.makedirs(partition_path)
+        plan.storage.write_bytes(rel, encode_block(CDC_DATA_BLOCK, header, content))
+        return rel, plan.storage.size(rel)
 
     def read_old(self, base_file: str) -> pa.Table:
         """The rows of a stored base file, in the plan's file schema."""

@@ -50,6 +50,8 @@ class Slice:
         records: rows in the base file.
         log_files: log files of the slice (relative to the table root), oldest first.
         log_size: bytes of the log files.
+        cdc_files: change data files the write that created the slice logged
+            (:mod:`lakesieve.plugins.hudi.cdc`); cleaned with the slice.
     """
 
     partition_path: str
@@ -60,11 +62,12 @@ class Slice:
     records: int
     log_files: tuple[str, ...] = ()
     log_size: int = 0
+    cdc_files: tuple[str, ...] = ()
 
     @property
     def files(self) -> tuple[str, ...]:
         """Every file of the slice, relative to the table root."""
-        return ((self.base_file,) if self.base_file else ()) + self.log_files
+        return ((self.base_file,) if self.base_file else ()) + self.log_files + self.cdc_files
 
 
 @dataclass
@@ -171,8 +174,14 @@ def _replay(state: TimelineState, ts: str, meta: dict[str, Any]) -> None:
                         instant=_instant_of_base_file(name),
                         size=size,
                         records=int(stat.get("numWrites") or 0),
+                        cdc_files=tuple(sorted(_change_files(stat))),
                     ),
                 )
+
+
+def _change_files(stat: dict[str, Any]) -> list[str]:
+    cdc = stat.get("cdcStats")
+    return [str(p) for p in cdc] if isinstance(cdc, dict) else []
 
 
 def _add_log(state: TimelineState, key: tuple[str, str], path: str, base: str, size: int) -> None:

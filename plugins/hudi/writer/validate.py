@@ -16,6 +16,7 @@ from typing import NoReturn
 
 from lakesieve.errors import WriteError
 from lakesieve.model import WriteOptions
+from lakesieve.plugins.hudi.cdc import BEFORE_AFTER, CDC_ENABLED, CDC_MODE, records_images
 from lakesieve.plugins.hudi.keygen import KeySpec
 from lakesieve.plugins.hudi.writer import table_config as cfg
 from lakesieve.plugins.hudi.writer.schema import (
@@ -74,6 +75,8 @@ class WriteJob:
         has_partition_columns: whether the data carries every partition column.
         has_bucket_column: whether the data carries the bucket column.
         table_type: ``cow`` or ``mor``.
+        cdc: whether the write logs change data (before and after images) for
+            the file groups it rewrites (:mod:`lakesieve.plugins.hudi.cdc`).
     """
 
     mode: str
@@ -89,6 +92,7 @@ class WriteJob:
     has_partition_columns: bool
     has_bucket_column: bool
     table_type: str = "cow"
+    cdc: bool = False
 
 
 def fail(path: str, message: str) -> NoReturn:
@@ -234,6 +238,35 @@ def _check_column(
         fail(path, f"{what} column {column!r} cannot be of type {kind} (option {option})")
 
 
+def _change_logging(
+    path: str, options: WriteOptions, props: dict[str, str] | None, table_type: str
+) -> bool:
+    """Whether the write logs change data; refuses what this writer cannot log.
+
+    A new table logs change data when ``options.extra`` sets
+    ``hoodie.table.cdc.enabled`` to ``true``; an existing table when its
+    properties say so. Only copy-on-write tables with before and after images
+    are written.
+    """
+    asked = str((options.extra or {}).get(CDC_ENABLED, "")).strip().lower()
+    if asked not in ("", "true", "false"):
+        fail(path, f"option {CDC_ENABLED}={asked!r} must be true or false")
+    if props is None:
+        enabled = asked == "true"
+    else:
+        enabled = str(props.get(CDC_ENABLED, "")).strip().lower() == "true"
+        if asked and (asked == "true") != enabled:
+            fail(path, f"option {CDC_ENABLED}={asked} differs from the table's setting")
+        if enabled and not records_images(props):
+            mode = props.get(CDC_MODE) or "op_key_only"
+            fail(
+                path, f"the table logs change data in mode {mode}; this writer logs {BEFORE_AFTER}"
+            )
+    if enabled and table_type != "cow":
+        fail(path, f"option {CDC_ENABLED}: change data is logged for copy-on-write tables only")
+    return enabled
+
+
 def validate(
     path: str,
     df: DataFrame,
@@ -271,6 +304,7 @@ def validate(
         if props is not None
         else ("mor" if TABLE_TYPES[asked] == cfg.MERGE_ON_READ else "cow")
     )
+    cdc = _change_logging(path, options, props, table_type)
     if options.max_file_size_bytes <= 0:
         fail(path, f"option max_file_size_bytes must be > 0, not {options.max_file_size_bytes}")
     if options.small_file_limit_bytes < 0:
@@ -320,6 +354,7 @@ def validate(
             has_partition_columns=has_parts,
             has_bucket_column=has_bucket,
             table_type=table_type,
+            cdc=cdc,
         )
 
     data_schema = T.StructType([fields[n] for n in fields])
@@ -347,6 +382,9 @@ def validate(
             bucket,
             merge_on_read=table_type == "mor",
         )
+        if cdc:
+            new_props[CDC_ENABLED] = "true"
+            new_props[CDC_MODE] = BEFORE_AFTER.upper()
     return WriteJob(
         mode=mode,
         table_name=name,
@@ -361,4 +399,5 @@ def validate(
         has_partition_columns=has_parts,
         has_bucket_column=has_bucket,
         table_type=table_type,
+        cdc=cdc,
     )

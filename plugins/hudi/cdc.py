@@ -1,0 +1,220 @@
+"""Hudi change-data (CDC) log files: what they hold and how to read their images.
+
+A table with ``hoodie.table.cdc.enabled=true`` records, for every write that
+changes the records of an existing file group, a CDC log file next to the
+group's data: ``.<fileId>_<instant>.log.<version>_<write token>.cdc``. The
+write stat of that group in the commit metadata names it in ``cdcStats``
+(path relative to the table root -> bytes). Its log blocks have type
+``CDC_DATA_BLOCK`` (6) and an Avro data block's content: ``int`` version,
+``int`` record count, then per record an ``int`` size and the record's Avro
+binary encoding under the writer schema of the block's ``SCHEMA`` header.
+
+With supplemental logging mode ``data_before_after`` a record is
+``{op, ts_ms, before, after}``: ``op`` is ``i`` (insert: ``after`` only),
+``u`` (update: both) or ``d`` (delete: ``before`` only), and the images are
+whole rows of the table schema. So, for one file group and one commit, the
+rows there afterwards are the rows there before minus every ``before`` image
+plus every ``after`` image -- exactly what an index's delta needs, without
+reading the file group itself. Other modes (``op_key_only``,
+``data_before``) hold no after image; lakesieve does not use them.
+
+Readers of the table's data never see these files: Hudi's readers skip
+``.cdc`` log files, and on a copy-on-write table no reader looks at log files.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import struct
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+#: ``hoodie.properties`` switch of change-data logging.
+CDC_ENABLED = "hoodie.table.cdc.enabled"
+#: ``hoodie.properties`` key of what a CDC record holds.
+CDC_MODE = "hoodie.table.cdc.supplemental.logging.mode"
+#: The mode whose records carry both images (compared case-insensitively).
+BEFORE_AFTER = "data_before_after"
+#: Suffix of a CDC log file name.
+CDC_SUFFIX = ".cdc"
+#: Log block type of a CDC data block.
+CDC_DATA_BLOCK = 6
+#: Version of the Avro data block content.
+AVRO_BLOCK_VERSION = 3
+#: Operations of a CDC record.
+INSERT, UPDATE, DELETE = "i", "u", "d"
+
+
+class CdcFormatError(ValueError):
+    """A CDC log file lakesieve cannot take as a complete record of a commit's changes."""
+
+
+def records_images(config: Mapping[str, str]) -> bool:
+    """Whether a table's properties say its CDC records carry before and after images."""
+    enabled = str(config.get(CDC_ENABLED, "")).strip().lower() == "true"
+    mode = str(config.get(CDC_MODE, "")).strip().lower()
+    return enabled and mode == BEFORE_AFTER
+
+
+def cdc_schema(record_schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The writer schema of ``data_before_after`` records for rows of ``record_schema``."""
+    name = str(record_schema.get("name") or "record")
+    namespace = record_schema.get("namespace")
+    full = f"{namespace}.{name}" if namespace else name
+    nullable_string = ["null", "string"]
+    return {
+        "type": "record",
+        "name": "CDC",
+        **({"namespace": namespace} if namespace else {}),
+        "fields": [
+            {"name": "op", "type": nullable_string, "default": None},
+            {"name": "ts_ms", "type": nullable_string, "default": None},
+            {"name": "before", "type": ["null", dict(record_schema)], "default": None},
+            {"name": "after", "type": ["null", full], "default": None},
+        ],
+    }
+
+
+def block_content(records: Sequence[bytes]) -> bytes:
+    """The content of an Avro (or CDC) data block holding the encoded ``records``."""
+    out = io.BytesIO()
+    out.write(struct.pack(">ii", AVRO_BLOCK_VERSION, len(records)))
+    for raw in records:
+        out.write(struct.pack(">i", len(raw)))
+        out.write(raw)
+    return out.getvalue()
+
+
+def encode_records(schema: Mapping[str, Any], records: Iterable[Mapping[str, Any]]) -> list[bytes]:
+    """Each record's Avro binary encoding under ``schema``."""
+    from fastavro import parse_schema, schemaless_writer
+
+    parsed = parse_schema(dict(schema))
+    out = []
+    for record in records:
+        buf = io.BytesIO()
+        schemaless_writer(buf, parsed, dict(record))
+        out.append(buf.getvalue())
+    return out
+
+
+def split_records(content: bytes) -> list[memoryview]:
+    if len(content) < 8:
+        raise CdcFormatError("CDC block content shorter than its header")
+    version, count = struct.unpack_from(">ii", content, 0)
+    if version != AVRO_BLOCK_VERSION:
+        raise CdcFormatError(f"CDC block content version {version} is not {AVRO_BLOCK_VERSION}")
+    view = memoryview(content)
+    pos, out = 8, []
+    for _ in range(count):
+        if pos + 4 > len(content):
+            raise CdcFormatError("CDC block ends inside a record")
+        (size,) = struct.unpack_from(">i", content, pos)
+        pos += 4
+        if size < 0 or pos + size > len(content):
+            raise CdcFormatError("CDC block ends inside a record")
+        out.append(view[pos : pos + size])
+        pos += size
+    if pos != len(content):
+        raise CdcFormatError("CDC block holds bytes after its last record")
+    return out
+
+
+def _projection(writer: Mapping[str, Any], column: str) -> dict[str, Any] | None:
+    """A reader schema of ``op`` and images holding ``column`` only (decodes twice as fast).
+
+    ``None`` when the writer schema's images are not a record with ``column``
+    in the shapes Avro allows here (a union of ``null`` and the record, the
+    second image naming the first's type); the whole record is decoded then.
+    """
+    fields = {f.get("name"): f for f in writer.get("fields", [])}
+    projected: dict[str, Any] = {}
+    out_fields: list[dict[str, Any]] = [dict(fields["op"])]
+    defined: set[str] = set()
+    for name in ("before", "after"):
+        branches = fields[name].get("type")
+        if not isinstance(branches, list):
+            return None
+        new_branches: list[Any] = []
+        for branch in branches:
+            if branch == "null":
+                new_branches.append(branch)
+            elif isinstance(branch, dict) and branch.get("type") == "record":
+                kept = [f for f in branch.get("fields", []) if f.get("name") == column]
+                if len(kept) != 1:
+                    return None
+                full = _full_name(branch, writer.get("namespace"))
+                if full in defined:
+                    return None
+                defined.add(full)
+                projected = {k: v for k, v in branch.items() if k != "fields"}
+                projected["fields"] = kept
+                new_branches.append(projected)
+            elif isinstance(branch, str) and branch in defined | {projected.get("name")}:
+                new_branches.append(branch)
+            else:
+                return None
+        out_fields.append({**fields[name], "type": new_branches})
+    return {**{k: v for k, v in writer.items() if k != "fields"}, "fields": out_fields}
+
+
+def _full_name(record: Mapping[str, Any], enclosing: str | None) -> str:
+    name = str(record.get("name"))
+    if "." in name:
+        return name
+    namespace = record.get("namespace", enclosing)
+    return f"{namespace}.{name}" if namespace else name
+
+
+def image_values(data: bytes, column: str) -> tuple[list[Any], list[Any], int]:
+    """The ``column`` values of every before and every after image in one CDC file, and its records.
+
+    Raises:
+        CdcFormatError: a block is not a CDC data block, a record is not a
+            ``data_before_after`` record, an image lacks ``column``, or an
+            operation's images do not match it (an insert with a before
+            image, an update missing one, ...).
+    """
+    from fastavro import parse_schema, schemaless_reader
+    from lakesieve.plugins.hudi.writer.log_block import SCHEMA, iter_blocks
+
+    before: list[Any] = []
+    after: list[Any] = []
+    blocks = records = 0
+    for block in iter_blocks(data):
+        blocks += 1
+        if block.block_type != CDC_DATA_BLOCK:
+            raise CdcFormatError(f"log block of type {block.block_type} in a CDC file")
+        writer = json.loads(block.header[SCHEMA])
+        names = [f.get("name") for f in writer.get("fields", [])]
+        if names != ["op", "ts_ms", "before", "after"]:
+            raise CdcFormatError(
+                f"CDC records with fields {names} carry no before and after images"
+            )
+        parsed = parse_schema(writer)
+        projection = _projection(writer, column)
+        reader = parse_schema(projection) if projection is not None else None
+        for raw in split_records(block.content):
+            record = schemaless_reader(io.BytesIO(raw), parsed, reader)
+            records += 1
+            assert isinstance(record, dict)
+            op, old, new = record.get("op"), record.get("before"), record.get("after")
+            expect_old, expect_new = {INSERT: (False, True), UPDATE: (True, True)}.get(
+                str(op), (True, False) if op == DELETE else (None, None)
+            )
+            if (
+                expect_old is None
+                or (old is not None) != expect_old
+                or ((new is not None) != expect_new)
+            ):
+                raise CdcFormatError(f"CDC record with op {op!r} has the wrong images")
+            for image, out in ((old, before), (new, after)):
+                if image is None:
+                    continue
+                if column not in image:
+                    raise CdcFormatError(f"CDC image without column {column!r}")
+                out.append(image[column])
+    if blocks == 0:
+        raise CdcFormatError("CDC file without a block")
+    return before, after, records
