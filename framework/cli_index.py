@@ -150,7 +150,12 @@ def _maintain(table: Any, args: argparse.Namespace) -> int:
         print(
             f"{r.action:<18} {r.index} {detail}: {r.delta_rows} delta rows, "
             f"{r.locations_read} locations read, {r.locations_skipped_in_place} skipped (updated in place), "
-            f"{r.seconds:.1f}s{' - ' + r.note if r.note else ''}"
+            + (
+                f"{r.locations_from_change_data} from change data, "
+                if r.locations_from_change_data
+                else ""
+            )
+            + f"{r.seconds:.1f}s{' - ' + r.note if r.note else ''}"
         )
     return 0
 

@@ -28,7 +28,11 @@ import io
 import json
 import struct
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
+import pyarrow as pa
 
 #: ``hoodie.properties`` switch of change-data logging.
 CDC_ENABLED = "hoodie.table.cdc.enabled"
@@ -48,6 +52,34 @@ INSERT, UPDATE, DELETE = "i", "u", "d"
 
 class CdcFormatError(ValueError):
     """A CDC log file lakesieve cannot take as a complete record of a commit's changes."""
+
+
+class NotVectorizable(Exception):
+    """A block's schema or column is outside what the vectorised decoder reads."""
+
+
+@dataclass
+class ImageColumn:
+    """One column of the images of a sequence of CDC data blocks, record by record.
+
+    Attributes:
+        record_block: per record, the index of its block in the sequence.
+        has_before: per record, whether it holds a before image.
+        before: the column's value in each before image, in record order.
+        has_after: per record, whether it holds an after image.
+        after: the column's value in each after image, in record order.
+    """
+
+    record_block: np.ndarray
+    has_before: np.ndarray
+    before: pa.Array
+    has_after: np.ndarray
+    after: pa.Array
+
+    @property
+    def records(self) -> int:
+        """The number of records."""
+        return int(self.record_block.size)
 
 
 def records_images(config: Mapping[str, str]) -> bool:
@@ -199,16 +231,7 @@ def image_values(data: bytes, column: str) -> tuple[list[Any], list[Any], int]:
             record = schemaless_reader(io.BytesIO(raw), parsed, reader)
             records += 1
             assert isinstance(record, dict)
-            op, old, new = record.get("op"), record.get("before"), record.get("after")
-            expect_old, expect_new = {INSERT: (False, True), UPDATE: (True, True)}.get(
-                str(op), (True, False) if op == DELETE else (None, None)
-            )
-            if (
-                expect_old is None
-                or (old is not None) != expect_old
-                or ((new is not None) != expect_new)
-            ):
-                raise CdcFormatError(f"CDC record with op {op!r} has the wrong images")
+            old, new = _checked_images(record)
             for image, out in ((old, before), (new, after)):
                 if image is None:
                     continue
@@ -218,3 +241,55 @@ def image_values(data: bytes, column: str) -> tuple[list[Any], list[Any], int]:
     if blocks == 0:
         raise CdcFormatError("CDC file without a block")
     return before, after, records
+
+
+def records_column(contents: list[bytes], writer: Mapping[str, Any], column: str) -> ImageColumn:
+    """:class:`ImageColumn` of blocks of one writer schema, decoded record by record (fastavro).
+
+    The fallback of :func:`lakesieve.plugins.hudi.cdc_columns.blocks_column`
+    for schemas and columns it does not read.
+
+    Raises:
+        CdcFormatError: as :func:`image_values`.
+    """
+    from fastavro import parse_schema, schemaless_reader
+
+    parsed = parse_schema(dict(writer))
+    projection = _projection(writer, column)
+    reader = parse_schema(projection) if projection is not None else None
+    blocks: list[int] = []
+    has_before: list[bool] = []
+    has_after: list[bool] = []
+    before: list[Any] = []
+    after: list[Any] = []
+    for b, content in enumerate(contents):
+        for raw in split_records(content):
+            record = schemaless_reader(io.BytesIO(raw), parsed, reader)
+            assert isinstance(record, dict)
+            old, new = _checked_images(record)
+            blocks.append(b)
+            has_before.append(old is not None)
+            has_after.append(new is not None)
+            for image, out in ((old, before), (new, after)):
+                if image is not None:
+                    if column not in image:
+                        raise CdcFormatError(f"CDC image without column {column!r}")
+                    out.append(image[column])
+    return ImageColumn(
+        np.asarray(blocks, dtype=np.int64),
+        np.asarray(has_before, dtype=bool),
+        pa.array(before),
+        np.asarray(has_after, dtype=bool),
+        pa.array(after),
+    )
+
+
+def _checked_images(record: Mapping[str, Any]) -> tuple[Any, Any]:
+    """A record's before and after image, checked against its operation."""
+    op, old, new = record.get("op"), record.get("before"), record.get("after")
+    expect_old, expect_new = {INSERT: (False, True), UPDATE: (True, True)}.get(
+        str(op), (True, False) if op == DELETE else (None, None)
+    )
+    if expect_old is None or (old is not None) != expect_old or ((new is not None) != expect_new):
+        raise CdcFormatError(f"CDC record with op {op!r} has the wrong images")
+    return old, new

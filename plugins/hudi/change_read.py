@@ -12,13 +12,22 @@ locations another way.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 from lakesieve.model import ChangeImageFiles, TableRef
 from lakesieve.plugins.hudi import storage
-from lakesieve.plugins.hudi.cdc import CdcFormatError, image_values
+from lakesieve.plugins.hudi.cdc import (
+    CDC_DATA_BLOCK,
+    CdcFormatError,
+    NotVectorizable,
+    records_column,
+)
+from lakesieve.plugins.hudi.cdc_columns import blocks_column
+from lakesieve.plugins.hudi.writer.log_block import SCHEMA, iter_blocks
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -39,8 +48,20 @@ _KEY_TYPES = (
 )
 
 
+def as_key(values: pa.Array, key_type: pa.DataType) -> pa.Array:
+    """Decoded values as the column's Arrow type (a ``date`` arrives as days since the epoch)."""
+    if pa.types.is_date32(key_type) and pa.types.is_integer(values.type):
+        return values.cast(pa.int32()).view(pa.date32())
+    return values.cast(key_type)
+
+
 class ImageReader:
-    """``mapInArrow`` body: the signed column values of each location's change data files."""
+    """``mapInArrow`` body: the signed column values of the described locations' change data files.
+
+    Every block of a task's files is decoded together, per writer schema
+    (:func:`~lakesieve.plugins.hudi.cdc_columns.blocks_column`, or record by
+    record where that cannot).
+    """
 
     def __init__(self, root: str, column: str, key_type: pa.DataType) -> None:
         self.root = root
@@ -48,33 +69,60 @@ class ImageReader:
         self.key_type = key_type
 
     def __call__(self, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        """Yield ``(key, location, count)`` batches, one per described location."""
-        fs, root = storage.resolve(self.root)
-        for batch in batches:
-            for row in batch.to_pylist():
-                yield self._location(fs, root, row)
+        """Yield one ``(key, location, count)`` batch for the task's described locations."""
+        rows = [row for batch in batches for row in batch.to_pylist()]
+        if rows:
+            yield self.read(rows)
 
-    def _location(self, fs: Any, root: str, row: dict[str, Any]) -> pa.RecordBatch:
-        location, expected = str(row["location"]), row["records"]
-        keys: list[Any] = []
-        counts: list[int] = []
-        records = 0
-        for rel in row["files"]:
-            before, after, held = image_values(
-                storage.read_bytes(fs, storage.join(root, rel)), self.column
-            )
-            records += held
-            keys += before + after
-            counts += [-1] * len(before) + [1] * len(after)
-        if expected is not None and expected >= 0 and records != expected:
-            raise CdcFormatError(
-                f"change data of {location} holds {records} records, its commits wrote {expected}"
-            )
+    def read(self, rows: list[dict[str, Any]]) -> pa.RecordBatch:
+        """The batch for ``rows`` (``location``, ``files``, ``records``)."""
+        fs, root = storage.resolve(self.root)
+        groups: dict[str, tuple[list[bytes], list[int]]] = {}
+        for i, row in enumerate(rows):
+            for rel in row["files"]:
+                blocks = 0
+                for block in iter_blocks(storage.read_bytes(fs, storage.join(root, rel))):
+                    if block.block_type != CDC_DATA_BLOCK:
+                        raise CdcFormatError(f"log block of type {block.block_type} in {rel}")
+                    contents, owners = groups.setdefault(block.header.get(SCHEMA, ""), ([], []))
+                    contents.append(block.content)
+                    owners.append(i)
+                    blocks += 1
+                if blocks == 0:
+                    raise CdcFormatError(f"CDC file {rel} holds no block")
+        keys: list[pa.Array] = []
+        owners_of: list[np.ndarray] = []
+        signs: list[np.ndarray] = []
+        records = np.zeros(len(rows), dtype=np.int64)
+        for schema_json, (contents, owners) in groups.items():
+            writer = json.loads(schema_json)
+            try:
+                col = blocks_column(contents, writer, self.column)
+            except NotVectorizable:
+                col = records_column(contents, writer, self.column)
+            owner = np.asarray(owners, dtype=np.int64)[col.record_block]
+            records += np.bincount(owner, minlength=len(rows))
+            for present, values, sign in (
+                (col.has_before, col.before, -1),
+                (col.has_after, col.after, 1),
+            ):
+                keys.append(as_key(values, self.key_type))
+                owners_of.append(owner[present])
+                signs.append(np.full(int(present.sum()), sign, dtype=np.int64))
+        for i, row in enumerate(rows):
+            expected = row["records"]
+            if expected is not None and expected >= 0 and records[i] != expected:
+                raise CdcFormatError(
+                    f"change data of {row['location']} holds {records[i]} records, "
+                    f"its commits wrote {expected}"
+                )
+        locations = np.asarray([str(r["location"]) for r in rows], dtype=object)
+        owner_all = np.concatenate(owners_of) if owners_of else np.zeros(0, np.int64)
         return pa.RecordBatch.from_arrays(
             [
-                pa.array(keys, self.key_type),
-                pa.array([location] * len(keys), pa.string()),
-                pa.array(counts, pa.int64()),
+                pa.concat_arrays(keys) if keys else pa.array([], self.key_type),
+                pa.array(locations[owner_all].tolist(), pa.string()),
+                pa.array(np.concatenate(signs) if signs else np.zeros(0, np.int64), pa.int64()),
             ],
             names=["key", "location", "count"],
         )
