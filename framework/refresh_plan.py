@@ -37,10 +37,15 @@ small, so the large side is never shuffled
 ``read_change_images``): locations whose every change in the range is
 recorded in change data files as a row before and a row after. Their delta is
 ``-1`` per before image and ``+1`` per after image, read from those files
-alone; the locations themselves are not read. The frame is computed (and
-cached) before anything else, so that a file the plugin cannot read sends
-those locations to the general path with a warning instead of failing the
-refresh.
+alone; the locations themselves are not read. The plugin returns them
+summed per ``(key, location)`` by value, without pairs summing to 0; when
+they are the whole delta and the key is not a floating-point number (whose
+values Spark sums by its own equality, ``-0.0`` with ``0.0``) no further
+``groupBy`` runs. The frame is computed (and cached) before anything else,
+so that a file the plugin cannot read sends those locations to the stamped
+or general path with a warning instead of failing the refresh; a plugin
+answering ``None`` (a column it does not read from change data) sends them
+there silently.
 
 **Everything else** (deletes recorded, rollbacks, clustering, compaction
 the plugin cannot vouch for, missing metadata, a format that does not stamp
@@ -206,6 +211,17 @@ def image_changes(
         return [], None
 
 
+def _summed_by_equality(frame: DataFrame) -> bool:
+    """Whether a format's change-image frame is summed as Spark would sum it.
+
+    ``read_change_images`` sums per ``(key, location)`` by value; for keys other
+    than floating-point numbers that is Spark's equality.
+    """
+    from pyspark.sql import types as T
+
+    return not isinstance(frame.schema["key"].dataType, (T.FloatType, T.DoubleType))
+
+
 def _general_part(
     table: TableIndexes,
     spark: SparkSession,
@@ -296,6 +312,8 @@ def summed_frame(
     frames = _general_part(table, spark, column, start, end, plan) + stamped + imaged
     if not frames:
         return None, held
+    if frames == imaged and _summed_by_equality(imaged[0]):
+        return imaged[0], held  # one row per (key, location), none 0: summed already
     union = frames[0]
     for part in frames[1:]:
         union = union.unionByName(part)

@@ -13,8 +13,9 @@ Supported: images whose fields are ``null``, ``boolean``, ``int``, ``long``
 (any logical type on them), ``float``, ``double``, ``string``, ``bytes``
 (decimals included), ``fixed``, ``enum``, records and unions of those; the
 indexed column must be ``boolean``, ``int`` / ``long`` (a ``date`` included),
-``float``, ``double`` or ``string``, or a union of ``null`` and one of them.
-Anything else (arrays, maps, a decimal column) raises
+``float``, ``double``, ``string`` or a decimal of up to 18 digits (``bytes``
+or ``fixed``), or a union of ``null`` and one of them. Anything else (arrays,
+maps, wider decimals) raises
 :class:`NotVectorizable` and the caller decodes record by record. Every
 record's walk must end exactly where its size prefix says it ends, or the
 block is refused (:class:`~lakesieve.plugins.hudi.cdc.CdcFormatError`).
@@ -161,6 +162,12 @@ def _read(
         index = np.zeros(pos.size, dtype=np.int64)
         index[rows] = np.arange(rows.size)
         return inner.take(pa.array(index, mask=branch != j)), out
+    if (
+        kind in ("bytes", "fixed")
+        and isinstance(node, Mapping)
+        and node.get("logicalType") == "decimal"
+    ):
+        return _decimal(node, kind, w, pos)
     if kind == "boolean":
         return pa.array(w.buf[pos] != 0, pa.bool_()), pos + 1
     if kind in ("int", "long"):
@@ -183,6 +190,35 @@ def _read(
         ]
         return pa.array(strings, pa.string()), start + size
     raise NotVectorizable(f"indexed column of Avro type {kind}")
+
+
+def _decimal(
+    node: Mapping[str, Any], kind: str, w: _Walk, pos: np.ndarray
+) -> tuple[pa.Array, np.ndarray]:
+    """Avro decimals (big-endian two's complement unscaled values) of up to 8 bytes."""
+    precision, scale = int(node.get("precision", 0)), int(node.get("scale", 0) or 0)
+    if not 0 < precision <= 38 or not 0 <= scale <= precision:
+        raise NotVectorizable(f"decimal({precision}, {scale})")
+    if kind == "fixed":
+        size = np.full(pos.size, int(node["size"]), dtype=np.int64)
+        start = pos
+    else:
+        size, length = _varint(w, pos)
+        start = pos + length
+    if ((size < 0) | (size > 8)).any():
+        raise NotVectorizable("a decimal of more than 8 bytes")
+    k = np.arange(8, dtype=np.int64)
+    window = w.buf[start[:, None] + k].astype(np.uint64)
+    inside = k[None, :] < size[:, None]
+    shift = np.clip((size[:, None] - 1 - k[None, :]) * 8, 0, 56).astype(np.uint64)
+    unsigned = np.where(inside, window << shift, np.uint64(0)).sum(axis=1, dtype=np.uint64)
+    value = unsigned.view(np.int64).copy()
+    negative = (size > 0) & (size < 8) & ((window[:, 0] & np.uint64(0x80)) != 0)
+    value[negative] -= np.left_shift(np.int64(1), (size[negative] * 8))
+    words = np.stack([value, np.where(value < 0, -1, 0).astype(np.int64)], axis=1)
+    data = pa.py_buffer(np.ascontiguousarray(words).tobytes())
+    array = pa.Array.from_buffers(pa.decimal128(precision, scale), pos.size, [None, data])
+    return array, start + size
 
 
 def _image(

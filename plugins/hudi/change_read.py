@@ -4,7 +4,10 @@ For the locations :func:`lakesieve.plugins.hudi.changes.compute_changes`
 reports in ``Changes.change_images``, Spark tasks read the change data files
 (:mod:`lakesieve.plugins.hudi.cdc`) and yield ``(key, location, count)``
 rows: ``-1`` for the indexed column's value in every before image, ``+1`` in
-every after image. A task refuses (raises) when a location's files hold a
+every after image, summed per ``(key, location)`` in the task that reads all
+of the location's files (pairs summing to 0 dropped; for floating-point keys
+the sums are by bit pattern, so the caller still sums them by Spark's
+equality, which puts ``-0.0`` with ``0.0``). A task refuses (raises) when a location's files hold a
 different number of change records than its write stats recorded, so a lost
 or truncated file can never shrink a delta; the caller then reads the
 locations another way.
@@ -18,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from lakesieve.model import ChangeImageFiles, TableRef
 from lakesieve.plugins.hudi import storage
 from lakesieve.plugins.hudi.cdc import (
@@ -117,12 +121,22 @@ class ImageReader:
                     f"its commits wrote {expected}"
                 )
         locations = np.asarray([str(r["location"]) for r in rows], dtype=object)
-        owner_all = np.concatenate(owners_of) if owners_of else np.zeros(0, np.int64)
+        signed = pa.table(
+            {
+                "key": pa.concat_arrays(keys) if keys else pa.array([], self.key_type),
+                "owner": np.concatenate(owners_of) if owners_of else np.zeros(0, np.int64),
+                "count": np.concatenate(signs) if signs else np.zeros(0, np.int64),
+            }
+        )
+        # every file of a location is read by this task: its sums are complete here
+        summed = signed.group_by(["key", "owner"]).aggregate([("count", "sum")])
+        summed = summed.filter(pc.not_equal(summed["count_sum"], 0))
+        owner = summed["owner"].to_numpy()
         return pa.RecordBatch.from_arrays(
             [
-                pa.concat_arrays(keys) if keys else pa.array([], self.key_type),
-                pa.array(locations[owner_all].tolist(), pa.string()),
-                pa.array(np.concatenate(signs) if signs else np.zeros(0, np.int64), pa.int64()),
+                summed["key"].combine_chunks().cast(self.key_type),
+                pa.array(locations[owner].tolist(), pa.string()),
+                summed["count_sum"].combine_chunks().cast(pa.int64()),
             ],
             names=["key", "location", "count"],
         )
