@@ -99,6 +99,19 @@ def add_arguments(p: Any) -> None:
         help="timeline suite: comma-separated table kinds, of cow, mor and cow-cdc "
         "(copy-on-write logging change data) (default cow,mor)",
     )
+    p.add_argument(
+        "--upsert-column",
+        default="l_quantity",
+        choices=("l_quantity", "l_partkey"),
+        help="timeline suite: the column each upsert adds 1 to (default l_quantity)",
+    )
+    p.add_argument(
+        "--refresh-repeats",
+        type=int,
+        default=0,
+        help="timeline suite: also time the first commit's l_partkey refresh and a full "
+        "build this many times and report medians (default 0: off)",
+    )
     p.add_argument("--json", dest="json_path", help="also write the figures to this file")
     p.add_argument(
         "--quick", action="store_true", help="full suite at SF 0.01 with fewer queries (minutes)"
@@ -202,6 +215,8 @@ def run(args: Any) -> int:
             points=queries,
             seed=args.seed,
             table_types=kinds,
+            upsert_column=args.upsert_column,
+            refresh_repeats=max(0, args.refresh_repeats),
         )
     else:
         from lakesieve.bench.full_run import run_full

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import random
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -80,9 +81,14 @@ def _prepare(spark: Any, source_table: str, path: Path, table_type: str, progres
 
 
 def _upsert(
-    spark: Any, table: Any, fraction: float, seed: int, table_type: str
+    spark: Any,
+    table: Any,
+    fraction: float,
+    seed: int,
+    table_type: str,
+    column: str = "l_quantity",
 ) -> tuple[float, int]:
-    """Rewrite every line of ``fraction`` of the orders; returns (seconds, rows)."""
+    """Rewrite every line of ``fraction`` of the orders, ``column`` + 1; returns (seconds, rows)."""
     from lakesieve.model import WriteOptions
     from lakesieve.table import write
     from pyspark.sql import functions as F
@@ -90,10 +96,10 @@ def _upsert(
     current = table.full_read(spark)
     current = current.select([c for c in current.columns if not c.startswith("_hoodie")])
     orders = current.select("l_orderkey").distinct().sample(fraction=fraction, seed=seed)
-    qty_type = current.schema["l_quantity"].dataType
+    qty_type = current.schema[column].dataType
     changed = (
         current.join(F.broadcast(orders), "l_orderkey", "left_semi")
-        .withColumn("l_quantity", (F.col("l_quantity") + F.lit(1)).cast(qty_type))
+        .withColumn(column, (F.col(column) + F.lit(1)).cast(qty_type))
         .cache()
     )
     rows = changed.count()
@@ -111,6 +117,41 @@ def _upsert(
     return seconds, rows
 
 
+def _repeat_partkey(spark: Any, table: Any, first: str, repeats: int) -> dict[str, Any]:
+    """Medians of full ``l_partkey`` Sieve builds and of refreshes of one built at ``first``.
+
+    Each repeat builds at the latest instant (timed), then builds at ``first``
+    and refreshes to the latest instant (timed): the refresh's share of a build
+    from medians, less exposed to a single noisy run.
+    """
+    builds: list[float] = []
+    refreshes: list[float] = []
+    for _ in range(repeats):
+        started = time.perf_counter()
+        table.build_index("l_partkey", type="sieve", name="sieve_partkey_rep", spark=spark)
+        builds.append(time.perf_counter() - started)
+        table.drop_index("sieve_partkey_rep")
+        table.build_index(
+            "l_partkey", type="sieve", name="sieve_partkey_rep", spark=spark, as_of=first
+        )
+        res = table.refresh("sieve_partkey_rep", spark=spark)[0]
+        if res.action != "delta":
+            raise RuntimeError(f"repeated refresh did not fold a delta: {res}")
+        refreshes.append(res.seconds)
+        table.drop_index("sieve_partkey_rep")
+    build, refresh = statistics.median(builds), statistics.median(refreshes)
+    return {
+        "builds": [round(b, 3) for b in builds],
+        "refreshes": [round(r, 3) for r in refreshes],
+        "median_build_seconds": round(build, 3),
+        "median_refresh_seconds": round(refresh, 3),
+        "refresh_share_of_build": refresh / build,
+        "delta_rows": res.delta_rows,
+        "from_change_data": res.locations_from_change_data,
+        "locations_read": res.locations_read,
+    }
+
+
 def run_table(
     spark: Any,
     source_table: str,
@@ -120,8 +161,15 @@ def run_table(
     fraction: float,
     points: int,
     seed: int,
+    upsert_column: str = "l_quantity",
+    refresh_repeats: int = 0,
 ) -> dict[str, Any]:
-    """The figures for one table type."""
+    """The figures for one table kind.
+
+    ``upsert_column`` is the column each upsert adds 1 to; with
+    ``refresh_repeats``, the first commit's ``l_partkey`` refresh and a full
+    build are also timed that many times (:func:`_repeat_partkey`).
+    """
     from lakesieve.refresh import RefreshPolicy
     from lakesieve.table import open as open_table
     from pyspark.sql import functions as F
@@ -174,7 +222,7 @@ def run_table(
 
     commits_out = []
     for c in range(commits):
-        write_s, rows = _upsert(spark, table, fraction, seed + c + 1, table_type)
+        write_s, rows = _upsert(spark, table, fraction, seed + c + 1, table_type, upsert_column)
         names = ["sieve", "sieve_partkey"] if c == 0 else ["sieve"]
         entry: dict[str, Any] = {"commit": c + 1, "rows": rows, "write_seconds": round(write_s, 2)}
         for name in names:
@@ -212,6 +260,8 @@ def run_table(
             )
             entry["answers_compared_partkey"] = len(part_wheres)
             table.drop_index("sieve_partkey")
+            if refresh_repeats:
+                entry["partkey_repeats"] = _repeat_partkey(spark, table, first, refresh_repeats)
         commits_out.append(entry)
         _say(f"[{table_type}] commit {c + 1}: {entry}")
     out["commits"] = commits_out
@@ -255,6 +305,8 @@ def run_timeline(
     points: int = 200,
     seed: int = 42,
     table_types: tuple[str, ...] = ("cow", "mor"),
+    upsert_column: str = "l_quantity",
+    refresh_repeats: int = 0,
 ) -> dict[str, Any]:
     """Run the timeline benchmark on the skeleton's table (written first if absent)."""
     from lakesieve.session import get_spark
@@ -273,9 +325,19 @@ def run_timeline(
         "commits": commits,
         "fraction": fraction,
         "seed": seed,
+        "upsert_column": upsert_column,
     }
     for table_type in table_types:
         out[table_type] = run_table(
-            spark, str(source), work, table_type, commits, fraction, points, seed
+            spark,
+            str(source),
+            work,
+            table_type,
+            commits,
+            fraction,
+            points,
+            seed,
+            upsert_column,
+            refresh_repeats,
         )
     return out
