@@ -312,7 +312,7 @@ def summed_frame(
     frames = _general_part(table, spark, column, start, end, plan) + stamped + imaged
     if not frames:
         return None, held
-    if frames == imaged and _summed_by_equality(imaged[0]):
+    if len(frames) == 1 and imaged and frames[0] is imaged[0] and _summed_by_equality(imaged[0]):
         return imaged[0], held  # one row per (key, location), none 0: summed already
     union = frames[0]
     for part in frames[1:]:
