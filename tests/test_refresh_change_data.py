@@ -33,7 +33,7 @@ CDC = {"hoodie.table.cdc.enabled": "true"}
 
 OPS = st.lists(
     st.tuples(
-        st.sampled_from(["upsert", "upsert", "delete", "insert"]),
+        st.sampled_from(["upsert", "upsert", "delete", "insert", "bulk_insert"]),
         st.lists(st.integers(0, 239), min_size=1, max_size=40, unique=True),
         st.integers(0, 10_000),
     ),
@@ -100,10 +100,14 @@ def test_refresh_from_change_data_equals_a_fresh_build(
         results = {r.index: r for r in table.refresh(spark=spark)}
         refreshed = results["k_exact"]
         assert refreshed.action == "delta", refreshed
-        # every write rewrote existing file groups (inserts go to the small ones), so
-        # every touched location is answered from its change data, none read
-        assert refreshed.locations_from_change_data > 0, refreshed
-        assert refreshed.locations_read == 0, refreshed
+        # writes rewrite existing file groups (inserts go to the small ones): every touched
+        # location is answered from its change data; a bulk insert (new file groups, no
+        # change data) in the range sends the whole range to the other paths
+        if all(mode != "bulk_insert" for mode, _, _ in ops):
+            assert refreshed.locations_from_change_data > 0, refreshed
+            assert refreshed.locations_read == 0, refreshed
+        else:
+            assert refreshed.locations_from_change_data == 0, refreshed
         last = table.timeline()[-1].id
         for where in predicates[:3]:
             assert sorted_rows(table.read(spark, where)) == expected_rows(
@@ -361,3 +365,25 @@ def test_typed_and_partition_columns(spark: Any, tmp_path: Path) -> None:
             ), where
             got = _nan_free(sorted_rows(table.read(spark, where)))
             assert got == _nan_free(expected_rows(spark, path, where, last)), where
+
+
+def test_change_data_beside_new_file_groups(spark: Any, tmp_path: Path) -> None:
+    """One upsert rewrites file groups (change data) and creates others (read whole)."""
+    path = tmp_path / "t"
+    _write(spark, path, "bulk_insert", _rows(list(range(0, 120)), 1), **CDC)
+    table = open_table(path)
+    table.build_index("k", type="exact", name="k_exact", spark=spark)
+    rows = _rows(list(range(0, 120, 4)) + list(range(500, 560)), 2)
+    options = WriteOptions(
+        mode="upsert", record_key=("id",), precombine="version", small_file_limit_bytes=0
+    )
+    write(path, df_of(spark, rows), format="hudi", options=options, spark=spark)
+    result = table.refresh(spark=spark)[0]
+    assert result.locations_from_change_data > 0 and result.locations_read > 0, result
+    table.compact("k_exact", spark=spark)
+    table.build_index("k", type="exact", name="k_fresh", spark=spark)
+    table = open_table(path)
+    last = table.timeline()[-1].id
+    for where in ("k = 3", "k between 10 and 14", "k is null", "k > 30", "k < 5"):
+        assert _selected(table, where, "k_exact") == _selected(table, where, "k_fresh"), where
+        assert sorted_rows(table.read(spark, where)) == expected_rows(spark, path, where, last)
