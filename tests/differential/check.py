@@ -58,6 +58,7 @@ class Tally:
     spark_refused: int = 0
     lakesieve_only_refused: int = 0
     matched_rows: int = 0
+    from_change_data: int = 0
     refusals: list[str] = field(default_factory=list)
 
 
@@ -82,8 +83,7 @@ class Case:
             self.table.build_index(column, type=index_type, spark=spark)
         for m in spec.mutations:
             formats.mutate(spark, fmt, self.path, spec, m)
-        if spec.refresh:
-            self.table.refresh(spark=spark)
+        refreshed = self.table.refresh(spark=spark) if spec.refresh else []
         located = formats.rows_with_location(fmt, self.path)
         native = formats.native_rows(fmt, self.path)
         # the per-location reads are the native full read, split by location
@@ -92,6 +92,8 @@ class Case:
         )
         self.oracle = Oracle(spark, located)
         self.tally = Tally()
+        # locations whose refresh read their change data files (hudi-cow-cdc)
+        self.tally.from_change_data = sum(r.locations_from_change_data for r in refreshed)
 
     def close(self) -> None:
         """Drop the oracle's view."""
