@@ -228,3 +228,93 @@ def native_where(spark: Any, fmt: str, path: str | Path, where: str) -> tuple[li
     """(columns, rows) of the table's own read that Spark SQL selects with ``where`` (see :func:`rows_repr`)."""
     rows = native_rows(fmt, path)
     return rows.column_names, rows_repr(spark_where(spark, rows, where), rows.column_names)
+
+
+def rows_with_random_k(ids: list[int], seed: int) -> list[dict[str, Any]]:
+    """:func:`make_rows` whose non-key column ``k`` (0-40, 5% null) and ``version`` are drawn from ``seed``."""
+    rng = random.Random(seed)
+    rows = make_rows(sorted(ids), seed)
+    for row in rows:
+        row["k"] = None if rng.random() < 0.05 else rng.randint(0, 40)
+        row["version"] = rng.randint(0, 6)
+    return rows
+
+
+def selected_locations(table: Any, where: str, index: str) -> set[str] | None:
+    """The locations index ``index`` selects for ``where`` (``None``: it could not answer)."""
+    for item in table.plan(where).indexes:
+        if item.definition.name == index:
+            return set(item.selected) if item.answered else None
+    raise AssertionError(f"index {index} not consulted for {where}")
+
+
+def check_refreshed_k(
+    spark: Any, table: Any, path: Path, predicates: list[str], context: Any = None
+) -> None:
+    """After a refresh of indexes ``k_exact`` and ``k_sieve`` on column ``k``: rows and selections.
+
+    Pruned reads of the first three predicates equal hudi-rs' rows filtered by
+    Spark SQL; then :func:`check_compacted_exact`, ``k_sieve`` selecting at
+    least what the fresh build selects.
+    """
+    last = table.timeline()[-1].id
+    for where in predicates[:3]:
+        assert sorted_rows(table.read(spark, where)) == expected_rows(spark, path, where, last), (
+            where
+        )
+    check_compacted_exact(spark, table, path, predicates, context, sieve="k_sieve")
+
+
+def check_compacted_exact(
+    spark: Any,
+    table: Any,
+    path: Path,
+    predicates: list[str] | tuple[str, ...],
+    context: Any = None,
+    sieve: str | None = None,
+) -> None:
+    """Compacted, the refreshed index ``k_exact`` selects exactly what a fresh exact build of ``k`` selects."""
+    from lakesieve.table import open as open_table
+
+    table.compact("k_exact", spark=spark)
+    table.build_index("k", type="exact", name="k_fresh", spark=spark)
+    table = open_table(path)
+    for where in predicates:
+        fresh = selected_locations(table, where, "k_fresh")
+        assert selected_locations(table, where, "k_exact") == fresh, (where, context)
+        if sieve is not None:
+            wide = selected_locations(table, where, sieve)
+            assert fresh is None or wide is None or fresh <= wide, (where, context)
+
+
+def k_ops(modes: list[str]) -> Any:
+    """A hypothesis strategy: 1-3 writes ``(mode, ids, seed)`` of rows from :func:`rows_with_random_k`."""
+    from hypothesis import strategies as st
+
+    return st.lists(
+        st.tuples(
+            st.sampled_from(modes),
+            st.lists(st.integers(0, 239), min_size=1, max_size=40, unique=True),
+            st.integers(0, 10_000),
+        ),
+        min_size=1,
+        max_size=3,
+    )
+
+
+def k_predicates() -> Any:
+    """A hypothesis strategy of predicates on the column ``k`` (values 0-40 and null)."""
+    from hypothesis import strategies as st
+
+    return st.one_of(
+        st.integers(-1, 41).map(lambda v: f"k = {v}"),
+        st.tuples(st.integers(-1, 41), st.integers(0, 8)).map(
+            lambda t: f"k between {t[0]} and {t[0] + t[1]}"
+        ),
+        st.lists(st.integers(0, 40), min_size=1, max_size=4).map(
+            lambda vs: f"k in ({', '.join(map(str, vs))})"
+        ),
+        st.integers(0, 40).map(lambda v: f"k > {v}"),
+        st.just("k is null"),
+        st.just("k is not null"),
+    )

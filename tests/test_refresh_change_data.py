@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import random
 import shutil
 import tempfile
 from pathlib import Path
@@ -24,41 +23,26 @@ from lakesieve.errors import WriteError
 from lakesieve.model import TableRef, WriteOptions
 from lakesieve.plugins.hudi.cdc import image_values
 from lakesieve.plugins.hudi.changes import compute_changes
-from lakesieve.table import Table, write
 from lakesieve.table import open as open_table
+from lakesieve.table import write
 
-from tests.tables import df_of, expected_rows, hudi_rs_rows, make_rows, sorted_rows
+from tests.tables import (
+    check_compacted_exact,
+    check_refreshed_k,
+    df_of,
+    expected_rows,
+    hudi_rs_rows,
+    k_ops,
+    k_predicates,
+    rows_with_random_k,
+    selected_locations,
+    sorted_rows,
+)
 
 CDC = {"hoodie.table.cdc.enabled": "true"}
 
-OPS = st.lists(
-    st.tuples(
-        st.sampled_from(["upsert", "upsert", "delete", "insert", "bulk_insert"]),
-        st.lists(st.integers(0, 239), min_size=1, max_size=40, unique=True),
-        st.integers(0, 10_000),
-    ),
-    min_size=1,
-    max_size=3,
-)
-PREDICATE = st.one_of(
-    st.integers(-1, 41).map(lambda v: f"k = {v}"),
-    st.tuples(st.integers(-1, 41), st.integers(0, 8)).map(
-        lambda t: f"k between {t[0]} and {t[0] + t[1]}"
-    ),
-    st.integers(0, 40).map(lambda v: f"k > {v}"),
-    st.just("k is null"),
-    st.just("k is not null"),
-)
-
-
-def _rows(ids: list[int], seed: int) -> list[dict[str, Any]]:
-    """Rows whose non-key column ``k`` (and precombine ``version``) are drawn from ``seed``."""
-    rng = random.Random(seed)
-    rows = make_rows(sorted(ids), seed)
-    for row in rows:
-        row["k"] = None if rng.random() < 0.05 else rng.randint(0, 40)
-        row["version"] = rng.randint(0, 6)
-    return rows
+OPS = k_ops(["upsert", "upsert", "delete", "insert", "bulk_insert"])
+PREDICATE = k_predicates()
 
 
 def _write(spark: Any, path: Path, mode: str, rows: list[dict[str, Any]], **extra: str) -> None:
@@ -70,13 +54,6 @@ def _write(spark: Any, path: Path, mode: str, rows: list[dict[str, Any]], **extr
         extra=extra,
     )
     write(path, df_of(spark, rows), format="hudi", options=options, spark=spark)
-
-
-def _selected(table: Table, where: str, index: str) -> set[str] | None:
-    for item in table.plan(where).indexes:
-        if item.definition.name == index:
-            return set(item.selected) if item.answered else None
-    raise AssertionError(f"index {index} not consulted for {where}")
 
 
 def _cdc_files(path: Path) -> list[Path]:
@@ -91,12 +68,12 @@ def test_refresh_from_change_data_equals_a_fresh_build(
     work = Path(tempfile.mkdtemp(prefix="lakesieve-cdc-"))
     try:
         path = work / "t"
-        _write(spark, path, "bulk_insert", _rows(list(range(0, 180)), 1), **CDC)
+        _write(spark, path, "bulk_insert", rows_with_random_k(list(range(0, 180)), 1), **CDC)
         table = open_table(path)
         table.build_index("k", type="exact", name="k_exact", spark=spark)
         table.build_index("k", type="sieve", name="k_sieve", spark=spark)
         for mode, ids, seed in ops:
-            _write(spark, path, mode, _rows(ids, seed))
+            _write(spark, path, mode, rows_with_random_k(ids, seed))
         results = {r.index: r for r in table.refresh(spark=spark)}
         refreshed = results["k_exact"]
         assert refreshed.action == "delta", refreshed
@@ -108,19 +85,7 @@ def test_refresh_from_change_data_equals_a_fresh_build(
             assert refreshed.locations_read == 0, refreshed
         else:
             assert refreshed.locations_from_change_data == 0, refreshed
-        last = table.timeline()[-1].id
-        for where in predicates[:3]:
-            assert sorted_rows(table.read(spark, where)) == expected_rows(
-                spark, path, where, last
-            ), where
-        table.compact("k_exact", spark=spark)
-        table.build_index("k", type="exact", name="k_fresh", spark=spark)
-        table = open_table(path)
-        for where in predicates:
-            fresh = _selected(table, where, "k_fresh")
-            assert _selected(table, where, "k_exact") == fresh, (where, ops)
-            sieve = _selected(table, where, "k_sieve")
-            assert fresh is None or sieve is None or fresh <= sieve, (where, ops)
+        check_refreshed_k(spark, table, path, predicates, ops)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -138,12 +103,12 @@ def test_change_data_files_hold_each_rows_before_and_after(spark: Any, tmp_path:
     from tests.tables import hudi_rs_rows_by_location
 
     path = tmp_path / "t"
-    _write(spark, path, "bulk_insert", _rows(list(range(0, 160)), 1), **CDC)
+    _write(spark, path, "bulk_insert", rows_with_random_k(list(range(0, 160)), 1), **CDC)
     table = open_table(path)
     instants = [table.timeline()[-1].id]
-    _write(spark, path, "upsert", _rows(list(range(0, 200, 3)), 2))
-    _write(spark, path, "delete", _rows(list(range(1, 160, 11)), 3))
-    _write(spark, path, "insert", _rows(list(range(300, 310)), 4))
+    _write(spark, path, "upsert", rows_with_random_k(list(range(0, 200, 3)), 2))
+    _write(spark, path, "delete", rows_with_random_k(list(range(1, 160, 11)), 3))
+    _write(spark, path, "insert", rows_with_random_k(list(range(300, 310)), 4))
     instants += [i.id for i in open_table(path).timeline()[1:]]
     assert len(instants) == 4
     ref = TableRef(str(path), "hudi")
@@ -173,25 +138,25 @@ def test_changes_use_change_data_only_for_plain_writes(spark: Any, tmp_path: Pat
     from lakesieve.plugins.hudi import services as maintenance
 
     plain = tmp_path / "plain"
-    _write(spark, plain, "bulk_insert", _rows(list(range(0, 80)), 1))
+    _write(spark, plain, "bulk_insert", rows_with_random_k(list(range(0, 80)), 1))
     first = open_table(plain).timeline()[-1].id
-    _write(spark, plain, "upsert", _rows(list(range(0, 80, 3)), 2))
+    _write(spark, plain, "upsert", rows_with_random_k(list(range(0, 80, 3)), 2))
     last = open_table(plain).timeline()[-1].id
     assert not compute_changes(TableRef(str(plain), "hudi"), first, last).change_images
     assert not _cdc_files(plain)
 
     path = tmp_path / "t"
-    _write(spark, path, "bulk_insert", _rows(list(range(0, 80)), 1), **CDC)
+    _write(spark, path, "bulk_insert", rows_with_random_k(list(range(0, 80)), 1), **CDC)
     ref = TableRef(str(path), "hudi")
     built = open_table(path).timeline()[-1].id
-    _write(spark, path, "upsert", _rows(list(range(0, 80, 3)), 2))
+    _write(spark, path, "upsert", rows_with_random_k(list(range(0, 80, 3)), 2))
     upserted = open_table(path).timeline()[-1].id
     changes = compute_changes(ref, built, upserted)
     assert set(changes.change_images) == changes.touched
     # from the beginning, backwards, or over a bulk insert: no change data
     assert not compute_changes(ref, None, upserted).change_images
     assert not compute_changes(ref, upserted, built).change_images
-    _write(spark, path, "bulk_insert", _rows(list(range(500, 540)), 3))
+    _write(spark, path, "bulk_insert", rows_with_random_k(list(range(500, 540)), 3))
     bulk = open_table(path).timeline()[-1].id
     assert not (compute_changes(ref, built, bulk).change_images.keys() - changes.touched)
     assert not compute_changes(ref, upserted, bulk).change_images
@@ -206,7 +171,13 @@ def test_writer_refuses_change_data_it_cannot_log(spark: Any, tmp_path: Path) ->
         mode="bulk_insert", record_key=("id",), table_type="mor", extra=dict(CDC)
     )
     with pytest.raises(WriteError, match=r"hoodie\.table\.cdc\.enabled.*copy-on-write"):
-        write(path, df_of(spark, _rows([1, 2], 1)), format="hudi", options=options, spark=spark)
+        write(
+            path,
+            df_of(spark, rows_with_random_k([1, 2], 1)),
+            format="hudi",
+            options=options,
+            spark=spark,
+        )
     assert not path.exists() or not any(path.iterdir())
     bad = WriteOptions(
         mode="bulk_insert", record_key=("id",), extra={"hoodie.table.cdc.enabled": "yes"}
@@ -214,13 +185,19 @@ def test_writer_refuses_change_data_it_cannot_log(spark: Any, tmp_path: Path) ->
     with pytest.raises(
         WriteError, match=r"hoodie\.table\.cdc\.enabled='yes' must be true or false"
     ):
-        write(path, df_of(spark, _rows([1, 2], 1)), format="hudi", options=bad, spark=spark)
+        write(
+            path,
+            df_of(spark, rows_with_random_k([1, 2], 1)),
+            format="hudi",
+            options=bad,
+            spark=spark,
+        )
 
     plain = tmp_path / "plain"
-    _write(spark, plain, "bulk_insert", _rows(list(range(0, 10)), 1))
+    _write(spark, plain, "bulk_insert", rows_with_random_k(list(range(0, 10)), 1))
     before = sorted(p.name for p in plain.rglob("*"))
     with pytest.raises(WriteError, match="differs from the table's setting"):
-        _write(spark, plain, "upsert", _rows([1], 2), **CDC)
+        _write(spark, plain, "upsert", rows_with_random_k([1], 2), **CDC)
     assert sorted(p.name for p in plain.rglob("*")) == before
 
     # a table logging another mode (written elsewhere) is refused, not left half-logged
@@ -230,7 +207,7 @@ def test_writer_refuses_change_data_it_cannot_log(spark: Any, tmp_path: Path) ->
         + "hoodie.table.cdc.enabled=true\nhoodie.table.cdc.supplemental.logging.mode=OP_KEY_ONLY\n"
     )
     with pytest.raises(WriteError, match="mode OP_KEY_ONLY"):
-        _write(spark, plain, "upsert", _rows([1], 2))
+        _write(spark, plain, "upsert", rows_with_random_k([1], 2))
 
 
 @pytest.mark.parametrize("damage", ["missing", "truncated"])
@@ -248,10 +225,10 @@ def test_unreadable_change_data_falls_back_to_whole_reads(
     )
 
     path = tmp_path / "t"
-    _write(spark, path, "bulk_insert", _rows(list(range(0, 120)), 1), **CDC)
+    _write(spark, path, "bulk_insert", rows_with_random_k(list(range(0, 120)), 1), **CDC)
     table = open_table(path)
     table.build_index("k", type="exact", name="k_exact", spark=spark)
-    _write(spark, path, "upsert", _rows(list(range(0, 120, 5)), 2))
+    _write(spark, path, "upsert", rows_with_random_k(list(range(0, 120, 5)), 2))
     victim = _cdc_files(path)[0]
     if damage == "missing":
         victim.unlink()
@@ -278,21 +255,19 @@ def test_unreadable_change_data_falls_back_to_whole_reads(
         result = table.refresh(spark=spark)[0]
     assert result.action == "delta" and result.locations_from_change_data == 0, result
     assert result.locations_read > 0
-    table.compact("k_exact", spark=spark)
-    table.build_index("k", type="exact", name="k_fresh", spark=spark)
-    table = open_table(path)
-    for where in ("k = 3", "k between 10 and 14", "k is null", "k > 30"):
-        assert _selected(table, where, "k_exact") == _selected(table, where, "k_fresh"), where
+    check_compacted_exact(
+        spark, table, path, ("k = 3", "k between 10 and 14", "k is null", "k > 30")
+    )
 
 
 def test_clean_deletes_change_data_with_its_slice(spark: Any, tmp_path: Path) -> None:
     from lakesieve.plugins.hudi import services as maintenance
 
     path = tmp_path / "t"
-    _write(spark, path, "bulk_insert", _rows(list(range(0, 60)), 1), **CDC)
-    _write(spark, path, "upsert", _rows(list(range(0, 60, 2)), 2))
+    _write(spark, path, "bulk_insert", rows_with_random_k(list(range(0, 60)), 1), **CDC)
+    _write(spark, path, "upsert", rows_with_random_k(list(range(0, 60, 2)), 2))
     first_logged = set(_cdc_files(path))
-    _write(spark, path, "upsert", _rows(list(range(1, 60, 2)), 3))
+    _write(spark, path, "upsert", rows_with_random_k(list(range(1, 60, 2)), 3))
     second_logged = set(_cdc_files(path)) - first_logged
     assert first_logged and second_logged
     maintenance.clean(str(path), retain_commits=1)
@@ -322,12 +297,12 @@ def test_typed_and_partition_columns(spark: Any, tmp_path: Path) -> None:
         file_groups=2,
         extra=CDC,
     )
-    rows = _rows(list(range(0, 150)), 1)
+    rows = rows_with_random_k(list(range(0, 150)), 1)
     write(path, df_of(spark, rows), format="hudi", options=options, spark=spark)
     table = open_table(path)
     for column in ("s", "d", "amount", "part"):
         table.build_index(column, type="exact", name=f"x_{column}", spark=spark)
-    changed = _rows(list(range(0, 150, 4)), 2)
+    changed = rows_with_random_k(list(range(0, 150, 4)), 2)
     for i, row in enumerate(changed):
         row["s"], row["amount"] = f"new-{i % 5}", float("nan") if i % 7 == 0 else -0.0
         row["d"] = row["d"].replace(year=2030)
@@ -360,7 +335,7 @@ def test_typed_and_partition_columns(spark: Any, tmp_path: Path) -> None:
     last = table.timeline()[-1].id
     for column, items in wheres.items():
         for where in items:
-            assert _selected(table, where, f"x_{column}") == _selected(
+            assert selected_locations(table, where, f"x_{column}") == selected_locations(
                 table, where, f"fresh_{column}"
             ), where
             got = _nan_free(sorted_rows(table.read(spark, where)))
@@ -370,10 +345,10 @@ def test_typed_and_partition_columns(spark: Any, tmp_path: Path) -> None:
 def test_change_data_beside_new_file_groups(spark: Any, tmp_path: Path) -> None:
     """One upsert rewrites file groups (change data) and creates others (read whole)."""
     path = tmp_path / "t"
-    _write(spark, path, "bulk_insert", _rows(list(range(0, 120)), 1), **CDC)
+    _write(spark, path, "bulk_insert", rows_with_random_k(list(range(0, 120)), 1), **CDC)
     table = open_table(path)
     table.build_index("k", type="exact", name="k_exact", spark=spark)
-    rows = _rows(list(range(0, 120, 4)) + list(range(500, 560)), 2)
+    rows = rows_with_random_k(list(range(0, 120, 4)) + list(range(500, 560)), 2)
     options = WriteOptions(
         mode="upsert", record_key=("id",), precombine="version", small_file_limit_bytes=0
     )
@@ -385,5 +360,7 @@ def test_change_data_beside_new_file_groups(spark: Any, tmp_path: Path) -> None:
     table = open_table(path)
     last = table.timeline()[-1].id
     for where in ("k = 3", "k between 10 and 14", "k is null", "k > 30", "k < 5"):
-        assert _selected(table, where, "k_exact") == _selected(table, where, "k_fresh"), where
+        assert selected_locations(table, where, "k_exact") == selected_locations(
+            table, where, "k_fresh"
+        ), where
         assert sorted_rows(table.read(spark, where)) == expected_rows(spark, path, where, last)

@@ -9,7 +9,6 @@ return the rows Spark SQL selects from hudi-rs' own full read.
 
 from __future__ import annotations
 
-import random
 import shutil
 import tempfile
 from pathlib import Path
@@ -21,42 +20,20 @@ from hypothesis import strategies as st
 from lakesieve.model import WriteOptions
 from lakesieve.plugins.hudi import instant_touches
 from lakesieve.plugins.hudi.changes import compute_changes
-from lakesieve.table import Table, write
 from lakesieve.table import open as open_table
+from lakesieve.table import write
 
-from tests.tables import df_of, expected_rows, make_rows, sorted_rows
-
-OPS = st.lists(
-    st.tuples(
-        st.sampled_from(["upsert", "upsert", "delete"]),
-        st.lists(st.integers(0, 239), min_size=1, max_size=40, unique=True),
-        st.integers(0, 10_000),
-    ),
-    min_size=1,
-    max_size=3,
-)
-PREDICATE = st.one_of(
-    st.integers(-1, 41).map(lambda v: f"k = {v}"),
-    st.tuples(st.integers(-1, 41), st.integers(0, 8)).map(
-        lambda t: f"k between {t[0]} and {t[0] + t[1]}"
-    ),
-    st.lists(st.integers(0, 40), min_size=1, max_size=4).map(
-        lambda vs: f"k in ({', '.join(map(str, vs))})"
-    ),
-    st.integers(0, 40).map(lambda v: f"k > {v}"),
-    st.just("k is null"),
-    st.just("k is not null"),
+from tests.tables import (
+    check_compacted_exact,
+    check_refreshed_k,
+    df_of,
+    k_ops,
+    k_predicates,
+    rows_with_random_k,
 )
 
-
-def _rows(ids: list[int], seed: int) -> list[dict[str, Any]]:
-    """Rows whose non-key column ``k`` (and precombine ``version``) are drawn from ``seed``."""
-    rng = random.Random(seed)
-    rows = make_rows(sorted(ids), seed)
-    for row in rows:
-        row["k"] = None if rng.random() < 0.05 else rng.randint(0, 40)
-        row["version"] = rng.randint(0, 6)
-    return rows
+OPS = k_ops(["upsert", "upsert", "delete"])
+PREDICATE = k_predicates()
 
 
 def _write(spark: Any, path: Path, mode: str, rows: list[dict[str, Any]], table_type: str) -> None:
@@ -68,13 +45,6 @@ def _write(spark: Any, path: Path, mode: str, rows: list[dict[str, Any]], table_
         file_groups=4 if mode == "bulk_insert" else None,
     )
     write(path, df_of(spark, rows), format="hudi", options=options, spark=spark)
-
-
-def _selected(table: Table, where: str, index: str) -> set[str] | None:
-    for item in table.plan(where).indexes:
-        if item.definition.name == index:
-            return set(item.selected) if item.answered else None
-    raise AssertionError(f"index {index} not consulted for {where}")
 
 
 @pytest.mark.parametrize("table_type", ["cow", "mor"])
@@ -91,12 +61,12 @@ def test_refreshed_index_equals_a_fresh_build(
     work = Path(tempfile.mkdtemp(prefix="lakesieve-stamped-"))
     try:
         path = work / "t"
-        _write(spark, path, "bulk_insert", _rows(list(range(0, 180)), 1), table_type)
+        _write(spark, path, "bulk_insert", rows_with_random_k(list(range(0, 180)), 1), table_type)
         table = open_table(path)
         table.build_index("k", type="exact", name="k_exact", spark=spark)
         table.build_index("k", type="sieve", name="k_sieve", spark=spark)
         for mode, ids, seed in ops:
-            _write(spark, path, mode, _rows(ids, seed), table_type)
+            _write(spark, path, mode, rows_with_random_k(ids, seed), table_type)
         results = {r.index: r for r in table.refresh(spark=spark)}
         refreshed = results["k_exact"]
         assert refreshed.action == "delta", refreshed
@@ -104,19 +74,7 @@ def test_refreshed_index_equals_a_fresh_build(
             # no record left any file group: every touched location is read from its stamps
             assert refreshed.locations_stamped > 0, refreshed
             assert refreshed.locations_stamped == refreshed.locations_read, refreshed
-        last = table.timeline()[-1].id
-        for where in predicates[:3]:
-            assert sorted_rows(table.read(spark, where)) == expected_rows(
-                spark, path, where, last
-            ), where
-        table.compact("k_exact", spark=spark)
-        table.build_index("k", type="exact", name="k_fresh", spark=spark)
-        table = open_table(path)
-        for where in predicates:
-            fresh = _selected(table, where, "k_fresh")
-            assert _selected(table, where, "k_exact") == fresh, (where, ops)
-            sieve = _selected(table, where, "k_sieve")
-            assert fresh is None or sieve is None or fresh <= sieve, (where, ops)
+        check_refreshed_k(spark, table, path, predicates, ops)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -157,10 +115,10 @@ def test_changes_stamp_upserts_but_not_deletes_or_clustering(spark: Any, tmp_pat
     from lakesieve.plugins.hudi import services as maintenance
 
     path = tmp_path / "t"
-    _write(spark, path, "bulk_insert", _rows(list(range(0, 120)), 1), "mor")
+    _write(spark, path, "bulk_insert", rows_with_random_k(list(range(0, 120)), 1), "mor")
     table = open_table(path)
     first = table.timeline()[-1].id
-    _write(spark, path, "upsert", _rows(list(range(0, 120, 7)), 2), "mor")
+    _write(spark, path, "upsert", rows_with_random_k(list(range(0, 120, 7)), 2), "mor")
     upserted = table.timeline()[-1].id
     ref = TableRef(str(path), "hudi")
     changes = compute_changes(ref, first, upserted)
@@ -168,7 +126,7 @@ def test_changes_stamp_upserts_but_not_deletes_or_clustering(spark: Any, tmp_pat
     assert changes.record_id_column == "_hoodie_record_key"
     assert changes.write_time_column == "_hoodie_commit_time"
 
-    _write(spark, path, "delete", _rows([1, 2], 3), "mor")
+    _write(spark, path, "delete", rows_with_random_k([1, 2], 3), "mor")
     deleted = table.timeline()[-1].id
     after_delete = compute_changes(ref, upserted, deleted)
     assert after_delete.touched and not (after_delete.touched & after_delete.stamped)
@@ -193,18 +151,16 @@ def test_unreadable_stamps_fall_back_to_whole_reads(
         raise RuntimeError("write times unreadable")
 
     path = tmp_path / "t"
-    _write(spark, path, "bulk_insert", _rows(list(range(0, 120)), 1), "cow")
+    _write(spark, path, "bulk_insert", rows_with_random_k(list(range(0, 120)), 1), "cow")
     table = open_table(path)
     table.build_index("k", type="exact", name="k_exact", spark=spark)
-    _write(spark, path, "upsert", _rows(list(range(0, 120, 5)), 2), "cow")
+    _write(spark, path, "upsert", rows_with_random_k(list(range(0, 120, 5)), 2), "cow")
     monkeypatch.setattr(refresh_plan, "stamped_delta", broken)
     with pytest.warns(LakesieveWarning, match="write times unreadable"):
         result = table.refresh(spark=spark)[0]
     assert result.action == "delta" and result.locations_stamped == 0, result
     assert result.locations_read > 0
     monkeypatch.undo()
-    table.compact("k_exact", spark=spark)
-    table.build_index("k", type="exact", name="k_fresh", spark=spark)
-    table = open_table(path)
-    for where in ("k = 3", "k between 10 and 14", "k is null", "k > 30"):
-        assert _selected(table, where, "k_exact") == _selected(table, where, "k_fresh"), where
+    check_compacted_exact(
+        spark, table, path, ("k = 3", "k between 10 and 14", "k is null", "k > 30")
+    )

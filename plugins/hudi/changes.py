@@ -165,26 +165,15 @@ def compute_changes(table: TableRef, start: str | None, end: str) -> Changes:
     updated = (
         frozenset() if conservative else frozenset(loc for loc in rewritten if in_place.get(loc))
     )
+    # a forward range read from complete metadata, with no undo or late completion in it
+    plain_range = (
+        forward and start is not None and not conservative and not undone_in_range and not late
+    )
     stamped: frozenset[str] = frozenset()
-    if (
-        forward
-        and start is not None
-        and not conservative
-        and not undone_in_range
-        and not late
-        and config.populates_meta_fields
-    ):
+    if plain_range and start is not None and config.populates_meta_fields:
         stamped = _stamped(start, end, [t for _, t in per_instant], [*chosen])
     images: dict[str, ChangeImageFiles] = {}
-    if (
-        forward
-        and start is not None
-        and not conservative
-        and not undone_in_range
-        and not late
-        and config.change_images
-        and config.table_type.upper() == "COPY_ON_WRITE"
-    ):
+    if plain_range and config.change_images and config.table_type.upper() == "COPY_ON_WRITE":
         images = _imaged(rewritten, [t for _, t in per_instant])
     if not forward:
         added, removed = removed, added
