@@ -364,3 +364,75 @@ def test_change_data_beside_new_file_groups(spark: Any, tmp_path: Path) -> None:
             table, where, "k_fresh"
         ), where
         assert sorted_rows(table.read(spark, where)) == expected_rows(spark, path, where, last)
+
+
+def test_readers_skip_change_data_files_in_a_merge_on_read_slice(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Apache Hudi logs a merge-on-read table's change data at compaction, into the new slice.
+
+    hudi-rs lists such ``.cdc`` files among the slice's log files; neither it
+    nor lakesieve may read their blocks as data.
+    """
+    from lakesieve.plugins.hudi.cdc import CDC_SUFFIX, block_content, cdc_schema, encode_records
+    from lakesieve.plugins.hudi.writer.log_block import INSTANT_TIME, SCHEMA, encode_block
+
+    def sorted_rows_of(rows: Any) -> list[tuple[Any, ...]]:
+        return sorted(
+            zip(*(rows.column(c).to_pylist() for c in ("id", "k", "version")), strict=True)
+        )
+
+    path = tmp_path / "m"
+    options = WriteOptions(
+        mode="bulk_insert",
+        record_key=("id",),
+        precombine="version",
+        table_type="mor",
+        file_groups=2,
+    )
+    write(
+        path,
+        df_of(spark, rows_with_random_k(list(range(40)), 1)),
+        format="hudi",
+        options=options,
+        spark=spark,
+    )
+    upsert = WriteOptions(mode="upsert", record_key=("id",), precombine="version", table_type="mor")
+    write(
+        path,
+        df_of(spark, rows_with_random_k(list(range(0, 40, 3)), 2)),
+        format="hudi",
+        options=upsert,
+        spark=spark,
+    )
+    expected = sorted_rows_of(hudi_rs_rows(path))
+    base = sorted(p for p in path.glob("*.parquet"))[0]
+    file_id, instant = base.name.split("_")[0], base.name.rsplit("_", 1)[1].split(".")[0]
+    schema = {
+        "type": "record",
+        "name": "row",
+        "fields": [
+            {"name": "id", "type": ["null", "long"]},
+            {"name": "k", "type": ["null", "long"]},
+        ],
+    }
+    cdc = cdc_schema(schema)
+    content = block_content(
+        encode_records(
+            cdc, [{"op": "i", "ts_ms": instant, "before": None, "after": {"id": 999, "k": 5}}]
+        )
+    )
+    block = encode_block(6, {INSTANT_TIME: instant, SCHEMA: json.dumps(cdc)}, content)
+    (path / f".{file_id}_{instant}.log.1_0-0-0{CDC_SUFFIX}").write_bytes(block)
+    from hudi import HudiTableBuilder
+
+    listed = [
+        name
+        for fs in HudiTableBuilder.from_base_uri(str(path)).build().get_file_slices()
+        for name in fs.log_files_relative_paths()
+    ]
+    assert any(name.endswith(CDC_SUFFIX) for name in listed), listed  # hudi-rs 0.5.0 lists it
+    assert sorted_rows_of(hudi_rs_rows(path)) == expected
+    table = open_table(path)
+    assert sorted_rows_of(table.read_arrow()) == expected
+    assert table.read(spark).count() == len(expected)
