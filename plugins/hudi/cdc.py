@@ -131,26 +131,40 @@ def encode_records(schema: Mapping[str, Any], records: Iterable[Mapping[str, Any
     return out
 
 
-def split_records(content: bytes) -> list[memoryview]:
+def record_offsets(content: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end offset of each record in a data block's content.
+
+    Raises:
+        CdcFormatError: the content is not a version-3 data block of whole records.
+    """
     if len(content) < 8:
         raise CdcFormatError("CDC block content shorter than its header")
     version, count = struct.unpack_from(">ii", content, 0)
     if version != AVRO_BLOCK_VERSION:
         raise CdcFormatError(f"CDC block content version {version} is not {AVRO_BLOCK_VERSION}")
-    view = memoryview(content)
-    pos, out = 8, []
-    for _ in range(count):
-        if pos + 4 > len(content):
+    starts = np.empty(max(count, 0), dtype=np.int64)
+    ends = np.empty(max(count, 0), dtype=np.int64)
+    pos, total = 8, len(content)
+    unpack = struct.Struct(">i").unpack_from
+    for i in range(count):
+        if pos + 4 > total:
             raise CdcFormatError("CDC block ends inside a record")
-        (size,) = struct.unpack_from(">i", content, pos)
+        (size,) = unpack(content, pos)
         pos += 4
-        if size < 0 or pos + size > len(content):
+        if size < 0 or pos + size > total:
             raise CdcFormatError("CDC block ends inside a record")
-        out.append(view[pos : pos + size])
+        starts[i], ends[i] = pos, pos + size
         pos += size
-    if pos != len(content):
+    if pos != total:
         raise CdcFormatError("CDC block holds bytes after its last record")
-    return out
+    return starts, ends
+
+
+def split_records(content: bytes) -> list[memoryview]:
+    """Each record's bytes in a data block's content (see :func:`record_offsets`)."""
+    view = memoryview(content)
+    starts, ends = record_offsets(content)
+    return [view[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
 
 
 def _projection(writer: Mapping[str, Any], column: str) -> dict[str, Any] | None:
@@ -202,13 +216,13 @@ def _full_name(record: Mapping[str, Any], enclosing: str | None) -> str:
 def image_values(data: bytes, column: str) -> tuple[list[Any], list[Any], int]:
     """The ``column`` values of every before and every after image in one CDC file, and its records.
 
+    Decoded record by record (:func:`records_column`), block by block.
+
     Raises:
         CdcFormatError: a block is not a CDC data block, a record is not a
             ``data_before_after`` record, an image lacks ``column``, or an
-            operation's images do not match it (an insert with a before
-            image, an update missing one, ...).
+            operation's images do not match it.
     """
-    from fastavro import parse_schema, schemaless_reader
     from lakesieve.plugins.hudi.writer.log_block import SCHEMA, iter_blocks
 
     before: list[Any] = []
@@ -218,26 +232,10 @@ def image_values(data: bytes, column: str) -> tuple[list[Any], list[Any], int]:
         blocks += 1
         if block.block_type != CDC_DATA_BLOCK:
             raise CdcFormatError(f"log block of type {block.block_type} in a CDC file")
-        writer = json.loads(block.header[SCHEMA])
-        names = [f.get("name") for f in writer.get("fields", [])]
-        if names != ["op", "ts_ms", "before", "after"]:
-            raise CdcFormatError(
-                f"CDC records with fields {names} carry no before and after images"
-            )
-        parsed = parse_schema(writer)
-        projection = _projection(writer, column)
-        reader = parse_schema(projection) if projection is not None else None
-        for raw in split_records(block.content):
-            record = schemaless_reader(io.BytesIO(raw), parsed, reader)
-            records += 1
-            assert isinstance(record, dict)
-            old, new = _checked_images(record)
-            for image, out in ((old, before), (new, after)):
-                if image is None:
-                    continue
-                if column not in image:
-                    raise CdcFormatError(f"CDC image without column {column!r}")
-                out.append(image[column])
+        col = records_column([block.content], json.loads(block.header[SCHEMA]), column)
+        before += col.before.to_pylist()
+        after += col.after.to_pylist()
+        records += col.records
     if blocks == 0:
         raise CdcFormatError("CDC file without a block")
     return before, after, records
@@ -254,6 +252,9 @@ def records_column(contents: list[bytes], writer: Mapping[str, Any], column: str
     """
     from fastavro import parse_schema, schemaless_reader
 
+    names = [f.get("name") for f in writer.get("fields", [])]
+    if names != ["op", "ts_ms", "before", "after"]:
+        raise CdcFormatError(f"CDC records with fields {names} carry no before and after images")
     parsed = parse_schema(dict(writer))
     projection = _projection(writer, column)
     reader = parse_schema(projection) if projection is not None else None

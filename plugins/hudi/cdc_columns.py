@@ -23,7 +23,6 @@ block is refused (:class:`~lakesieve.plugins.hudi.cdc.CdcFormatError`).
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -31,13 +30,13 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from lakesieve.plugins.hudi.cdc import (
-    AVRO_BLOCK_VERSION,
     DELETE,
     INSERT,
     UPDATE,
     CdcFormatError,
     ImageColumn,
     NotVectorizable,
+    record_offsets,
 )
 
 _PAD = 16
@@ -262,32 +261,6 @@ def _optional_image(
     return present, values, out
 
 
-def _offsets(content: bytes) -> tuple[np.ndarray, np.ndarray]:
-    """Start and end offset of each record in a data block's content."""
-    if len(content) < 8:
-        raise CdcFormatError("CDC block content shorter than its header")
-    version, count = struct.unpack_from(">ii", content, 0)
-    if version != AVRO_BLOCK_VERSION:
-        raise CdcFormatError(f"CDC block content version {version} is not {AVRO_BLOCK_VERSION}")
-    starts = np.empty(count, dtype=np.int64)
-    ends = np.empty(count, dtype=np.int64)
-    pos = 8
-    unpack = struct.Struct(">i").unpack_from
-    total = len(content)
-    for i in range(count):
-        if pos + 4 > total:
-            raise CdcFormatError("CDC block ends inside a record")
-        (size,) = unpack(content, pos)
-        pos += 4
-        if size < 0 or pos + size > total:
-            raise CdcFormatError("CDC block ends inside a record")
-        starts[i], ends[i] = pos, pos + size
-        pos += size
-    if pos != total:
-        raise CdcFormatError("CDC block holds bytes after its last record")
-    return starts, ends
-
-
 def blocks_column(contents: list[bytes], writer: Mapping[str, Any], column: str) -> ImageColumn:
     """The column's values in every before and every after image of blocks of one writer schema.
 
@@ -312,7 +285,7 @@ def _blocks_column(contents: list[bytes], writer: Mapping[str, Any], column: str
     bounds = []
     base = 0
     for content in contents:
-        starts, ends = _offsets(content)
+        starts, ends = record_offsets(content)
         bounds.append((starts + base, ends + base))
         base += len(content)
     record_block = np.repeat(np.arange(len(contents), dtype=np.int64), [b[0].size for b in bounds])
