@@ -22,6 +22,7 @@ from typing import Any
 from lakesieve import registry
 from lakesieve.errors import LakesieveError, UnknownPluginError
 from lakesieve.expressions import BoundColumn, bind, quote_ident, resolve_column, sql_literal
+from lakesieve.format_read import read_columns
 from lakesieve.planner import LoadedIndex, evaluate
 from lakesieve.vacuum import TEMP_PREFIX
 
@@ -251,7 +252,7 @@ def compare_indexes(
 
     # sample existing keys with Spark (never collect the column)
     say(f"sampling keys of {col.name} ...")
-    frame = table.view.fmt.read(spark, snapshot.units, inst.id, True)
+    frame = read_columns(table.view.fmt, spark, snapshot.units, inst.id, [col.name])
     keys = frame.select(F.col(col.name).alias("key")).where(F.col("key").isNotNull())
     stats = keys.agg(F.count(F.lit(1)), F.min("key"), F.max("key")).first()
     assert stats is not None  # an aggregate without grouping has one row

@@ -86,6 +86,7 @@ class TableFormat(Protocol):
         units: Sequence[ReadUnit],
         instant: str | None,
         with_location: bool,
+        columns: Sequence[str] | None = None,
     ) -> DataFrame:
         """Return a Spark DataFrame of the rows in ``units`` as of ``instant``.
 
@@ -93,6 +94,13 @@ class TableFormat(Protocol):
         ``with_location`` the frame carries the location of each row in a
         string column named :data:`lakesieve.model.LOCATION_COLUMN`. With no
         units, return an empty frame with the table's schema.
+
+        With ``columns``, the frame holds only those columns, in that order
+        (and the location): a format that reads rows in Python tasks, where
+        Spark cannot prune columns, then reads only those. Optional for a
+        plugin: the framework calls it through
+        :func:`lakesieve.format_read.read_columns`, which asks a ``read``
+        without the parameter for every column and selects.
         """
 
     def read_unit(

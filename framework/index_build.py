@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from lakesieve import registry
 from lakesieve.errors import IndexBuildError, LakesieveError, OptionError
 from lakesieve.expressions import resolve_column
+from lakesieve.format_read import read_columns
 from lakesieve.index_log import IndexDefinition, add_state_action, check_name, default_index_name
 from lakesieve.index_state import TableIndexes
 from lakesieve.job_errors import is_spark_failure, summarize
@@ -103,7 +104,7 @@ def build_state(
     """
     started = time.perf_counter()
     snapshot = table.view.snapshot_at(inst)
-    frame = table.view.fmt.read(spark, snapshot.units, inst.id, True)
+    frame = read_columns(table.view.fmt, spark, snapshot.units, inst.id, [definition.column])
     from pyspark.sql import functions as F
 
     relation = frame.select(

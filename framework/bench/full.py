@@ -285,6 +285,7 @@ def layout_phase(
     from lakesieve.bench.truth import true_locations
     from lakesieve.compare import column_compressed_bytes
     from lakesieve.expressions import resolve_column
+    from lakesieve.format_read import read_columns
     from lakesieve.model import LOCATION_COLUMN
 
     snapshot = ptable.snapshot()
@@ -292,7 +293,7 @@ def layout_phase(
     schema = ptable.schema()
     columns = LAYOUT_COLUMNS[layout]
     t0 = time.perf_counter()
-    frame = ptable.view.fmt.read(spark, snapshot.units, inst.id if inst else None, True)
+    frame = read_columns(ptable.view.fmt, spark, snapshot.units, inst.id if inst else None, columns)
     relation = frame.select(LOCATION_COLUMN, *columns).persist()
     rows = relation.count()
     out["relation_rows"] = rows

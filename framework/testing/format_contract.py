@@ -44,6 +44,9 @@ checks:
 * ``test_spark_read_equals_unit_reads``: ``TableFormat.read`` with
   locations equals the union of the unit reads, for all units and for a
   subset; with no units it returns an empty frame with the table's columns.
+* ``test_read_of_some_columns``: ``TableFormat.read`` asked for some
+  columns (``columns=``, an optional parameter) returns exactly those, in
+  order, with the unit reads' values.
 * ``test_pruned_read_equals_full_read``: for random predicates (hypothesis)
   at random instants, the planned locations include every location holding
   a matching row, and ``read`` (Spark) and ``read_arrow`` (driver, Arrow)
@@ -400,6 +403,26 @@ class FormatContract:
         )
         empty = self.format_of(contract_table).read(contract_spark, (), last.id, False)
         assert set(COLUMNS) <= set(empty.columns) and empty.count() == 0
+
+    def test_read_of_some_columns(self, contract_table: ContractTable, contract_spark: Any) -> None:
+        """``read(columns=...)`` yields exactly those columns, in order, and the unit reads' values."""
+        from lakesieve.format_read import read_columns, takes_columns
+
+        fmt = self.format_of(contract_table)
+        wanted = [COLUMNS[2], COLUMNS[0]]
+        for inst in contract_table.instants:
+            by_loc = self.unit_rows(contract_table, inst)
+            want = sorted((loc, row[2], row[0]) for loc, rows in by_loc.items() for row in rows)
+            units = contract_table.table.snapshot(inst.id).units
+            frame = read_columns(fmt, contract_spark, units, inst.id, wanted)
+            assert frame.columns == [*wanted, LOCATION_COLUMN]
+            got = sorted((r[2], r[0], r[1]) for r in frame.collect())
+            assert got == want, f"at {inst.id}"
+            if takes_columns(fmt):
+                direct = fmt.read(contract_spark, units, inst.id, True, columns=wanted)
+                assert direct.columns == [*wanted, LOCATION_COLUMN], "read(columns=...)"
+                bare = fmt.read(contract_spark, units, inst.id, False, columns=wanted)
+                assert bare.columns == wanted, "read(columns=..., with_location=False)"
 
     def test_pruned_read_equals_full_read(
         self, contract_table: ContractTable, contract_spark: Any

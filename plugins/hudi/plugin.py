@@ -83,11 +83,12 @@ class HudiFormat(TableFormatBase):
         units: Sequence[ReadUnit],
         instant: str | None,
         with_location: bool,
+        columns: Sequence[str] | None = None,
     ) -> DataFrame:
         """A DataFrame of the rows of ``units`` as of ``instant``; see :mod:`.spark_read`."""
         from lakesieve.plugins.hudi.spark_read import read_units
 
-        return read_units(spark, self.ref, units, instant, with_location)
+        return read_units(spark, self.ref, units, instant, with_location, columns)
 
     def read_change_images(
         self,

@@ -30,7 +30,7 @@ import pyarrow as pa
 from lakesieve.files.spark_scan import RAW_LOCAL_FILES, parquet_reader
 from lakesieve.model import LOCATION_COLUMN, ReadUnit, TableRef
 from lakesieve.plugins.hudi import storage, tables, timeline
-from lakesieve.plugins.hudi.unit_reader import is_parquet, read_unit_batches
+from lakesieve.plugins.hudi.unit_reader import is_parquet, project, read_unit_batches
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -102,13 +102,25 @@ def _merge_in_worker(
     instant: str | None,
     target: pa.Schema,
     with_location: bool,
+    narrowed: bool,
     batches: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` body: merge every described unit through hudi-rs."""
+    """``mapInArrow`` body: merge every described unit through hudi-rs.
+
+    ``narrowed``: ``target`` is a projection of the table's columns, which
+    hudi-rs is asked to read alone (with what merging needs).
+    """
+    columns = list(target.names) if narrowed else None
     for descriptors in batches:
         for row in descriptors.to_pylist():
             for batch in read_unit_batches(
-                table_path, options, row["base_file"], row["log_files"] or [], instant, target
+                table_path,
+                options,
+                row["base_file"],
+                row["log_files"] or [],
+                instant,
+                target,
+                columns,
             ):
                 if with_location:
                     location = pa.array([row["location"]] * batch.num_rows, type=pa.string())
@@ -149,6 +161,7 @@ def _read_merged(
     schema: StructType,
     units: Sequence[ReadUnit],
     with_location: bool,
+    narrowed: bool,
 ) -> DataFrame:
     from pyspark.sql.pandas.types import to_arrow_schema
     from pyspark.sql.types import StringType, StructField, StructType
@@ -161,7 +174,7 @@ def _read_merged(
     if with_location:
         out_schema = StructType([*schema.fields, StructField(LOCATION_COLUMN, StringType(), True)])
     body = functools.partial(
-        _merge_in_worker, table.path, dict(table.options), instant, target, with_location
+        _merge_in_worker, table.path, dict(table.options), instant, target, with_location, narrowed
     )
     return map_in_arrow(descriptors, body, out_schema)
 
@@ -201,16 +214,22 @@ def read_units(
     units: Sequence[ReadUnit],
     instant: str | None,
     with_location: bool,
+    columns: Sequence[str] | None = None,
 ) -> DataFrame:
     """Return the rows of ``units`` as of ``instant`` (latest when ``None``) as a DataFrame.
 
+    With ``columns``, only those columns (in that order): base files are
+    scanned for them alone and hudi-rs merges only them (and what merging
+    needs) in the tasks.
+
     Raises:
         InstantNotFoundError: ``instant`` is not a completed instant.
+        ColumnNotFoundError: a name in ``columns`` is not a column of the table.
     """
     ht = tables.open_ref(table)
     chosen = timeline.resolve(timeline.completed_data_instants(ht), instant, table.path)
     as_of = chosen.timestamp if chosen is not None else None
-    arrow_schema = tables.read_schema(ht)
+    arrow_schema = project(tables.read_schema(ht), columns)
 
     sample = _sample_base_file(units)
     if sample is None and not units and as_of is not None:
@@ -235,7 +254,9 @@ def read_units(
     if base_only:
         parts.append(_read_base_files(spark, table.path, schema, base_only, with_location))
     if merged:
-        parts.append(_read_merged(spark, table, as_of, schema, merged, with_location))
+        parts.append(
+            _read_merged(spark, table, as_of, schema, merged, with_location, columns is not None)
+        )
     result = parts[0]
     for part in parts[1:]:
         result = result.unionByName(part)

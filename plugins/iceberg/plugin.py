@@ -78,11 +78,17 @@ class IcebergFormat(TableFormatBase):
         units: Sequence[ReadUnit],
         instant: str | None,
         with_location: bool,
+        columns: Sequence[str] | None = None,
     ) -> DataFrame:
-        """A DataFrame of the rows of ``units`` at a snapshot, position deletes applied."""
+        """A DataFrame of the rows of ``units`` at a snapshot, position deletes applied.
+
+        With ``columns``, only those (Spark prunes the rest from its scans).
+        """
+        from lakesieve.format_read import select_columns
         from lakesieve.plugins.iceberg.spark_read import read_units
 
-        return read_units(spark, self.ref, units, instant, with_location)
+        frame = read_units(spark, self.ref, units, instant, with_location)
+        return select_columns(frame, columns, with_location, self.path)
 
     def read_unit(
         self, unit: ReadUnit, instant: str | None, columns: Sequence[str] | None
