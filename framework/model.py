@@ -169,6 +169,13 @@ class Changes:
             is recorded, as a row before and a row after (inserts: after
             only; deletes: before only), in change data files the format
             plugin reads with ``read_change_images``. Optional.
+        written_in_logs: stamped locations whose rows written in the range
+            all lie in log files appended after their base file (Hudi delta
+            commits), on a table where a log record always replaces older
+            versions of its record: reading the unit at ``end`` without its
+            base file yields every row stamped after ``start`` there (and
+            rows of older logs, which the stamped read's write-time filter
+            drops). Optional.
     """
 
     start: str | None
@@ -182,6 +189,7 @@ class Changes:
     write_time_column: str | None = None
     stamped: frozenset[str] = frozenset()
     change_images: Mapping[str, ChangeImageFiles] = field(default_factory=dict)
+    written_in_logs: frozenset[str] = frozenset()
 
     @property
     def touched(self) -> frozenset[str]:

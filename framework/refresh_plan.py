@@ -31,7 +31,10 @@ JVM, and keep that small set; the ``start`` side is read as narrowly and
 joined left-semi on ``(R, location)`` against it — broadcast when it is
 small, so the large side is never shuffled
 (:mod:`lakesieve.refresh_stamped`). Only the changed records reach the
-``groupBy``, instead of every row of every touched location twice.
+``groupBy``, instead of every row of every touched location twice. Where the
+plugin says the rows written since ``start`` all lie in a unit's log files
+(``Changes.written_in_logs``), the ``end`` side reads the unit without its
+base file (:func:`logs_only`): N is the same, the base file is not read.
 
 **Change images** (``Changes.change_images``, read by the format plugin's
 ``read_change_images``): locations whose every change in the range is
@@ -60,11 +63,12 @@ of paths a refresh takes; the general path is always a correct fallback.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from lakesieve.format_read import read_columns
 from lakesieve.index_state import TableIndexes
-from lakesieve.model import LOCATION_COLUMN, ChangeImageFiles, Instant, Snapshot
+from lakesieve.model import LOCATION_COLUMN, ChangeImageFiles, Instant, ReadUnit, Snapshot
 from lakesieve.planner import LakesieveWarning
 from lakesieve.refresh_stamped import stamped_delta
 
@@ -145,12 +149,13 @@ def plan_delta(table: TableIndexes, column: str, start: Instant, end: Instant) -
         return DeltaPlan((), (), skipped)
     old: Snapshot = table.view.snapshot_at(start)
     new: Snapshot = table.view.snapshot_at(end)
+    stamped_old = old.units_for(stamped)
     plan = DeltaPlan(
         old.units_for(touched),
         new.units_for(touched),
         skipped,
-        old.units_for(stamped),
-        new.units_for(stamped),
+        stamped_old,
+        logs_only(stamped_old, new.units_for(stamped), changes.written_in_logs),
         rid if stamped or image_stamped else None,
         wtime if stamped or image_stamped else None,
     )
@@ -160,6 +165,30 @@ def plan_delta(table: TableIndexes, column: str, start: Instant, end: Instant) -
         plan.imaged_new_units = new.units_for(imaged)
         plan.image_stamped = image_stamped
     return plan
+
+
+def logs_only(
+    old_units: tuple[ReadUnit, ...], new_units: tuple[ReadUnit, ...], in_logs: frozenset[str]
+) -> tuple[ReadUnit, ...]:
+    """``new_units``, those of ``in_logs`` narrowed to their log files.
+
+    For a location whose rows written since ``start`` all lie in its log
+    files (``Changes.written_in_logs``), the stamped read at ``end`` needs
+    only those; the base file, unchanged since ``start`` (checked here too),
+    is not read. Other units are returned as they are.
+    """
+    if not in_logs:
+        return new_units
+    base_at_start = {u.location: u.base_file for u in old_units}
+    return tuple(
+        replace(u, base_file=None)
+        if u.location in in_logs
+        and u.log_files
+        and u.base_file is not None
+        and base_at_start.get(u.location) == u.base_file
+        else u
+        for u in new_units
+    )
 
 
 def _unimage(plan: DeltaPlan) -> None:
@@ -237,7 +266,7 @@ def _general_part(
     for units, inst, sign in ((plan.old_units, start, -1), (plan.new_units, end, 1)):
         if not units:
             continue
-        frame = table.view.fmt.read(spark, units, inst.id, True)
+        frame = read_columns(table.view.fmt, spark, units, inst.id, [column])
         frames.append(
             frame.select(
                 F.col(column).alias("key"),

@@ -4,14 +4,15 @@ Units that are one file each (no log or delete files) are read by the
 format's Spark reader (``TableFormat.read``): Spark prunes the columns to the
 record identifier, the write time and the indexed column, and pushes the
 write-time filter into the scan. For the others (Hudi file slices with log
-files), one Spark task per read unit asks the format plugin for the unit's
+files), Spark tasks (a few units each) ask the format plugin for the unit's
 rows (``TableFormat.read_unit``, the contract the ``lakesieve`` data source
-uses in workers) with only those three columns, and rows are filtered in the
+uses in workers) with only those columns, and rows are filtered in the
 task, before they cross into the JVM:
 
 * at ``end``, only rows whose write time is above ``start`` leave the task;
-* at ``start``, every row leaves it as ``(record id, key, location number)``
-  — small fixed-width numbers instead of location strings — and Spark keeps
+* at ``start`` (where the write time is not read), every row leaves it as
+  ``(record id, key, location number)`` — small fixed-width numbers instead
+  of location strings — and Spark keeps
   those whose ``(record id, location)`` was written in between with a
   left-semi join against the (broadcast, when small) ``end`` side.
 
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.contracts import TableFormat
+from lakesieve.format_read import read_columns
 from lakesieve.model import LOCATION_COLUMN, ReadUnit, TableRef
 
 if TYPE_CHECKING:
@@ -57,7 +59,8 @@ def _unit_rows(
     from lakesieve import registry
 
     fmt = registry.table_format(ref)
-    columns = [rid, wtime, column] if column not in (rid, wtime) else [rid, wtime]
+    wanted = [rid, column] if after is None else [rid, wtime, column]
+    columns = list(dict.fromkeys(wanted))
     for descriptor in descriptors:
         for row in descriptor.to_pylist():
             unit = pickle.loads(row["unit"])
@@ -93,7 +96,7 @@ def unit_rows(
 
     descriptors = spark.createDataFrame(
         [(loc_ids[u.location], pickle.dumps(u)) for u in units], _DESCRIPTOR_DDL
-    ).repartition(max(1, len(units)))
+    ).repartition(max(1, min(len(units), 2 * spark.sparkContext.defaultParallelism)))
     schema = StructType(
         [
             StructField("_rid", StringType(), True),
@@ -138,7 +141,8 @@ def _side(
     merged = [u for u in units if u.log_files or u.delete_files]
     parts = []
     if plain:
-        frame = fmt.read(spark, plain, instant, True)
+        wanted = [rid, column] if after is None else [rid, wtime, column]
+        frame = read_columns(fmt, spark, plain, instant, wanted)
         if after is not None:
             frame = frame.where(F.col(wtime) > F.lit(after))
         frame = frame.select(

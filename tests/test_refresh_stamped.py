@@ -18,7 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lakesieve.model import WriteOptions
-from lakesieve.plugins.hudi import instant_touches
+from lakesieve.plugins.hudi import instant_touches, tables
 from lakesieve.plugins.hudi.changes import compute_changes
 from lakesieve.table import open as open_table
 from lakesieve.table import write
@@ -74,6 +74,9 @@ def test_refreshed_index_equals_a_fresh_build(
             # no record left any file group: every touched location is read from its stamps
             assert refreshed.locations_stamped > 0, refreshed
             assert refreshed.locations_stamped == refreshed.locations_read, refreshed
+            if table_type == "mor":  # every row written since lies in log files
+                changes = table.view.fmt.changes(table.timeline()[0].id, table.timeline()[-1].id)
+                assert changes.written_in_logs == changes.stamped, changes
         check_refreshed_k(spark, table, path, predicates, ops)
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -102,6 +105,50 @@ def test_touches_keep_keys_only_without_recorded_deletes() -> None:
     touches = instant_touches.touches_of_commit(_commit("UPSERT", stats))
     assert touches.kept_keys == {"p/a", "p/d"}
     assert not touches.moves_rows
+
+
+def test_touches_mark_log_appends() -> None:
+    stats = [
+        {"fileId": "a", "prevCommit": "001", "path": "p/.a_001.log.2_0-1-0"},
+        {"fileId": "b", "prevCommit": "001", "path": "p/b_0-1-0_002.parquet"},
+        {"fileId": "c", "prevCommit": "001", "path": "p/.c_001.log.1_0-1-0"},
+        {"fileId": "c", "prevCommit": "001", "path": "p/c_0-1-0_002.parquet"},
+        {"fileId": "d", "prevCommit": "001"},  # no path: not known to be a log append
+    ]
+    assert instant_touches.touches_of_commit(_commit("UPSERT", stats)).logged == {"p/a"}
+
+
+@pytest.mark.parametrize(
+    ("opts", "version", "expected"),
+    [
+        ({}, 6, True),
+        ({"hoodie.table.precombine.field": "ts"}, 6, True),
+        ({"hoodie.compaction.payload.class": tables.LATEST_PAYLOAD}, 6, True),
+        (
+            {
+                "hoodie.compaction.payload.class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload"
+            },
+            6,
+            False,
+        ),
+        (
+            {
+                "hoodie.record.merge.mode": "COMMIT_TIME_ORDERING",
+                "hoodie.table.precombine.field": "ts",
+            },
+            8,
+            True,
+        ),
+        ({"hoodie.record.merge.mode": "EVENT_TIME_ORDERING"}, 8, False),
+        ({"hoodie.record.merge.mode": "CUSTOM"}, 8, False),
+        ({}, 8, True),
+        ({"hoodie.table.ordering.fields": "ts"}, 8, False),
+    ],
+)
+def test_commit_time_merging_from_table_properties(
+    opts: dict[str, str], version: int, expected: bool
+) -> None:
+    assert tables.merges_by_commit_time(opts, version) is expected
 
 
 def test_touches_of_clustering_move_rows() -> None:
@@ -164,3 +211,70 @@ def test_unreadable_stamps_fall_back_to_whole_reads(
     check_compacted_exact(
         spark, table, path, ("k = 3", "k between 10 and 14", "k is null", "k > 30")
     )
+
+
+def test_rows_written_since_start_are_read_from_log_files_alone(spark: Any, tmp_path: Path) -> None:
+    """Merge-on-read by commit time: the logs of a slice hold every row stamped since ``start``.
+
+    The writes carry random precombine values, so later log records often
+    hold lower ones: they still replace the base file's version.
+
+    Checked against hudi-rs: per location, the rows of its whole slice at
+    ``end`` stamped after ``start`` equal those of its log files read without
+    the base file; then a refresh over two delta commits (one more before
+    ``start``) equals a fresh build.
+    """
+    import pyarrow.compute as pc
+    from lakesieve.plugins.hudi.unit_reader import read_unit_batches
+    from lakesieve.refresh_plan import logs_only, plan_delta
+
+    path = tmp_path / "t"
+    _write(spark, path, "bulk_insert", rows_with_random_k(list(range(0, 160)), 1), "mor")
+    _write(spark, path, "upsert", rows_with_random_k(list(range(0, 160, 3)), 2), "mor")
+    table = open_table(path)
+    start = table.timeline()[-1]
+    table.build_index("k", type="exact", name="k_exact", spark=spark)
+    _write(spark, path, "upsert", rows_with_random_k(list(range(1, 160, 4)), 3), "mor")
+    _write(spark, path, "upsert", rows_with_random_k([*range(2, 160, 9), 170, 171], 4), "mor")
+    end = table.timeline()[-1]
+    changes = table.view.fmt.changes(start.id, end.id)
+    assert changes.written_in_logs and changes.written_in_logs == changes.stamped, changes
+
+    plan = plan_delta(table.states, "k", start, end)
+    narrowed = {u.location: u for u in plan.stamped_new_units}
+    whole = {u.location: u for u in table.snapshot(end.id).units}
+    assert any(u.base_file is None and whole[loc].base_file for loc, u in narrowed.items())
+    columns = ["_hoodie_record_key", "_hoodie_commit_time", "k"]
+
+    def stamped_after(base: str | None, logs: tuple[str, ...]) -> list[tuple[Any, ...]]:
+        batches = list(read_unit_batches(str(path), {}, base, logs, end.id, None, columns))
+        rows = []
+        for b in batches:
+            kept = b.filter(pc.greater(b.column(1), start.id))
+            rows.extend(zip(*(kept.column(i).to_pylist() for i in range(3)), strict=True))
+        return sorted(rows, key=repr)
+
+    for loc, unit in narrowed.items():
+        full = whole[loc]
+        assert stamped_after(unit.base_file, unit.log_files) == stamped_after(
+            full.base_file, full.log_files
+        ), loc
+    old = {u.location: u for u in table.snapshot(start.id).units}
+    moved = dict(old)
+    moved[next(iter(narrowed))] = replace_base(old[next(iter(narrowed))])
+    # a base file that changed since ``start`` is never narrowed
+    kept = logs_only(tuple(moved.values()), tuple(whole.values()), changes.written_in_logs)
+    assert next(u for u in kept if u.location == next(iter(narrowed))).base_file is not None
+
+    result = table.refresh(spark=spark)[0]
+    assert result.action == "delta" and result.locations_stamped > 0, result
+    check_compacted_exact(
+        spark, table, path, ("k = 3", "k between 10 and 14", "k is null", "k > 30")
+    )
+
+
+def replace_base(unit: Any) -> Any:
+    """``unit`` with another base file name (as if compacted since)."""
+    from dataclasses import replace
+
+    return replace(unit, base_file=f"{unit.base_file}.other")

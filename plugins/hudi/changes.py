@@ -26,6 +26,15 @@ range's instant ids have one length (so they compare as strings). Refresh
 then reads only the rows stamped after ``start`` and the previous versions of
 exactly those record keys.
 
+**Written in logs** (``Changes.written_in_logs``): on a merge-on-read table
+whose log records always replace the base file's version of their record
+(commit-time ordering, the overwrite-with-latest payload), a stamped location
+that every instant of the range touched by appending a log file still has the
+base file it had at ``start``; every row stamped after ``start`` is then the
+merged version of a record in its log files (log records merge among
+themselves the same way with or without the base file), which can be read
+without the base file.
+
 **Change images** (``Changes.change_images``): on a copy-on-write table
 whose properties say writers log change data with before and after images
 (:mod:`lakesieve.plugins.hudi.cdc`), a rewritten location whose every write
@@ -172,6 +181,9 @@ def compute_changes(table: TableRef, start: str | None, end: str) -> Changes:
     stamped: frozenset[str] = frozenset()
     if plain_range and start is not None and config.populates_meta_fields:
         stamped = _stamped(start, end, [t for _, t in per_instant], [*chosen])
+    in_logs: frozenset[str] = frozenset()
+    if stamped and config.table_type.upper() == "MERGE_ON_READ" and config.merges_by_commit_time:
+        in_logs = _written_in_logs(stamped, [t for _, t in per_instant])
     images: dict[str, ChangeImageFiles] = {}
     if plain_range and config.change_images and config.table_type.upper() == "COPY_ON_WRITE":
         images = _imaged(rewritten, [t for _, t in per_instant])
@@ -189,6 +201,7 @@ def compute_changes(table: TableRef, start: str | None, end: str) -> Changes:
         write_time_column=COMMIT_TIME_COLUMN if stamped else None,
         stamped=stamped,
         change_images=images,
+        written_in_logs=in_logs,
     )
 
 
@@ -219,6 +232,16 @@ def _imaged(
         for loc in sorted(files)
         if loc in rewritten and loc not in lost
     }
+
+
+def _written_in_logs(
+    stamped: frozenset[str], touches: list[instant_touches.Touches]
+) -> frozenset[str]:
+    """Stamped locations that every instant of the range touched by appending a log file."""
+    out = set(stamped)
+    for t in touches:
+        out -= (t.added | t.rewritten | t.removed) - t.logged
+    return frozenset(out)
 
 
 def _stamped(

@@ -71,7 +71,9 @@ class Touches:
     names change data files (``cdcStats``) to those files (relative to the
     table root) and the change records they must hold (``numUpdateWrites +
     numInserts + numDeletes``); ``operation`` is the instant's
-    ``operationType``, upper case.
+    ``operationType``, upper case. ``logged`` holds the added and rewritten
+    locations whose every write stat wrote a log file (a delta commit's
+    append): their base file, if any, is older than the instant.
     """
 
     added: set[str] = field(default_factory=set)
@@ -82,6 +84,13 @@ class Touches:
     moves_rows: bool = False
     images: dict[str, tuple[tuple[str, ...], int]] = field(default_factory=dict)
     operation: str = ""
+    logged: set[str] = field(default_factory=set)
+
+
+def is_log_file(path: Any) -> bool:
+    """Whether a write stat's ``path`` names a log file (``.<id>_<instant>.log.<n>_<token>``)."""
+    name = str(path or "").rstrip("/").rsplit("/", 1)[-1]
+    return name.startswith(".") and ".log." in name
 
 
 def _count(stat: Mapping[str, Any], name: str) -> int | None:
@@ -151,6 +160,7 @@ def touches_of_commit(meta: Mapping[str, Any]) -> Touches:
     lost_keys: set[str] = set()
     imaged: dict[str, tuple[tuple[str, ...], int]] = {}
     unimaged: set[str] = set()
+    unlogged: set[str] = set()
     for partition, stat in _write_stats(meta):
         file_id = stat.get("fileId")
         if not file_id:
@@ -163,6 +173,8 @@ def touches_of_commit(meta: Mapping[str, Any]) -> Touches:
             changed_keys.add(loc)
         if not _zero(stat.get("numDeletes")):
             lost_keys.add(loc)
+        if not is_log_file(stat.get("path")):
+            unlogged.add(loc)
         change = _change_files(stat)
         if change is None:
             unimaged.add(loc)
@@ -178,6 +190,7 @@ def touches_of_commit(meta: Mapping[str, Any]) -> Touches:
     operation = str(meta.get("operationType") or "").upper()
     out.moves_rows = bool(out.removed) or operation in _MOVING_OPERATIONS
     out.operation = operation
+    out.logged = (out.added | out.rewritten) - unlogged - out.removed
     out.images = {
         loc: change
         for loc, change in imaged.items()

@@ -7,15 +7,20 @@ hudi-rs picks the file slice of every file group visible at the instant
 
 For time travel, hudi-rs may list log files of a slice that were written
 after the instant (table version 6 names log files after the base instant,
-so their names cannot tell); reading the unit as of the instant skips their
-later blocks, so the rows are right, only ``size_bytes`` may overcount.
+so their names cannot tell); reading the unit as of the instant would skip
+their blocks. As of an instant older than the latest, a log file whose every
+block header names a later instant is left out of its unit
+(:mod:`lakesieve.plugins.hudi.log_headers`), so that a slice that had no log
+at the instant is read as a plain base file; ``size_bytes`` still counts it.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hudi import HudiFileSlice, HudiInstant, HudiTable
 from lakesieve.model import ReadUnit, Snapshot, TableRef
-from lakesieve.plugins.hudi import instant_touches, tables, timeline
+from lakesieve.plugins.hudi import instant_touches, log_headers, storage, tables, timeline
 from lakesieve.plugins.hudi.partitions import location_of, partition_values
 
 
@@ -60,6 +65,23 @@ def unit_of(
     )
 
 
+def _without_later_logs(path: str, units: list[ReadUnit], instant: str) -> list[ReadUnit]:
+    """``units`` without the log files all of whose blocks were written after ``instant``."""
+    fs, root = storage.resolve(path)
+    out = []
+    for unit in units:
+        kept = tuple(
+            f
+            for f in unit.log_files
+            if not log_headers.written_after(fs, storage.join(root, f), instant)
+        )
+        if kept == unit.log_files or (not kept and unit.base_file is None):
+            out.append(unit)  # a slice of logs only keeps them: its reader needs a file
+        else:
+            out.append(replace(unit, log_files=kept))
+    return out
+
+
 def build_snapshot(table: TableRef, instant: str | None) -> Snapshot:
     """Return the read units of ``table`` as of ``instant`` (latest when ``None``).
 
@@ -75,6 +97,8 @@ def build_snapshot(table: TableRef, instant: str | None) -> Snapshot:
     slices = list(ht.get_file_slices(tables.as_of(chosen.timestamp)))
     counts = _record_counts(ht, instants, slices)
     units = sorted((unit_of(s, config, counts) for s in slices), key=lambda u: u.location)
+    if chosen.timestamp != instants[-1].timestamp:
+        units = _without_later_logs(table.path, units, chosen.timestamp)
     return Snapshot(instant=timeline.to_instant(chosen), units=tuple(units))
 
 

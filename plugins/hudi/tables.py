@@ -72,6 +72,8 @@ class TableConfig:
         record_key_fields: ``hoodie.table.recordkey.fields``, in order.
         change_images: whether writers log change data with before and after
             images (``hoodie.table.cdc.*``, :mod:`lakesieve.plugins.hudi.cdc`).
+        merges_by_commit_time: whether a log record always replaces the base
+            file's version of its record (:func:`merges_by_commit_time`).
     """
 
     version: int
@@ -85,6 +87,38 @@ class TableConfig:
     populates_meta_fields: bool
     record_key_fields: tuple[str, ...] = ()
     change_images: bool = False
+    merges_by_commit_time: bool = False
+
+
+#: The payload under which a log record replaces the base file's version of its record.
+LATEST_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
+
+
+def merges_by_commit_time(opts: Mapping[str, str], version: int) -> bool:
+    """Whether a log record always replaces the base file's version of its record.
+
+    That is Hudi's commit-time ordering: merge mode ``COMMIT_TIME_ORDERING``,
+    or, with no merge mode, the overwrite-with-latest payload, which is also
+    the default payload before table version 8 (from 8 on, the default mode
+    is commit-time ordering only without an ordering field). Event-time
+    ordering, custom mergers and other payloads answer ``False``, which only
+    costs speed.
+    """
+    mode = (opts.get("hoodie.record.merge.mode") or "").strip().upper()
+    if mode:
+        return mode == "COMMIT_TIME_ORDERING"
+    payload = (
+        opts.get("hoodie.compaction.payload.class")
+        or opts.get("hoodie.table.payload.class")
+        or opts.get("hoodie.datasource.write.payload.class")
+        or ""
+    ).strip()
+    if payload:
+        return payload == LATEST_PAYLOAD
+    if version < 8:
+        return True
+    ordering = opts.get("hoodie.table.precombine.field") or opts.get("hoodie.table.ordering.fields")
+    return not (ordering or "").strip()
 
 
 def table_config(table: HudiTable) -> TableConfig:
@@ -110,6 +144,7 @@ def table_config(table: HudiTable) -> TableConfig:
         populates_meta_fields=bool(_flag(opts.get("hoodie.populate.meta.fields"), True)),
         record_key_fields=partition_fields(opts.get("hoodie.table.recordkey.fields")),
         change_images=records_images(opts),
+        merges_by_commit_time=merges_by_commit_time(opts, version),
     )
 
 
