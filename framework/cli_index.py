@@ -155,6 +155,7 @@ def _maintain(table: Any, args: argparse.Namespace) -> int:
                 if r.locations_from_change_data
                 else ""
             )
+            + (f"{r.locations_from_logs} from log files alone, " if r.locations_from_logs else "")
             + f"{r.seconds:.1f}s{' - ' + r.note if r.note else ''}"
         )
     return 0

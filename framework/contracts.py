@@ -171,6 +171,11 @@ class IndexType(Protocol):
         knows from the table's metadata, or ``None`` (the default); a build
         may use them to skip a pass over the rows but must stay correct when a
         row's location is not among them.
+
+        An index type may declare ``input_passes`` (an int, 1 when absent):
+        how many times its build reads ``relation``. With 2 or more, the
+        framework caches a relation that is costly to compute (rows merged
+        in Python tasks) before the build and releases it after.
         """
 
     def load(self, built: BuiltIndex) -> Any:

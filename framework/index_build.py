@@ -23,6 +23,9 @@ from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant
 from lakesieve.session import get_spark
 from lakesieve.task_files import staging
 
+#: Whether a build reads units with log files once, into Spark's cache (memory, then disk).
+PERSIST_MERGED = True
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -110,9 +113,19 @@ def build_state(
     relation = frame.select(
         F.col(definition.column).alias("key"), F.col(LOCATION_COLUMN).alias("location")
     )
+    index_type = registry.index_type(definition.type)
+    # Units merged in Python tasks (log files) cost far more to read than a
+    # Parquet scan; an index type that reads its input twice (a range
+    # partitioning samples it first) gets them read once, into Spark's cache.
+    passes = getattr(index_type, "input_passes", 1)
+    held = PERSIST_MERGED and passes > 1 and any(u.log_files for u in snapshot.units)
+    if held:
+        from pyspark import StorageLevel
+
+        relation = relation.persist(StorageLevel.MEMORY_AND_DISK)
     try:
         with staging(table.store, definition.name):
-            built = registry.index_type(definition.type).build(
+            built = index_type.build(
                 spark,
                 relation,
                 definition.key_type,
@@ -127,6 +140,9 @@ def build_state(
             f"index {definition.name!r} ({definition.type} on {definition.column}) of table {table.path}: "
             f"the build's Spark job failed: {summarize(exc)}"
         ) from exc
+    finally:
+        if held:
+            relation.unpersist()
     if not isinstance(built, BuiltIndex):
         got = built.__class__.__name__
         raise LakesieveError(

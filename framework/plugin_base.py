@@ -79,6 +79,11 @@ class IndexTypeBase:
     """
 
     name: ClassVar[str] = ""
+    #: How many times :meth:`build` reads its input (a range partitioning
+    #: samples it first). Optional for an index type (1 when absent); with 2
+    #: or more, the framework reads inputs that are costly to compute (rows
+    #: merged in Python tasks) once, into Spark's cache.
+    input_passes: ClassVar[int] = 1
 
     def lookup(self, index: Any, query: KeyQuery) -> LookupResult:
         """Ask the loaded index object."""

@@ -100,6 +100,7 @@ class RefreshResult:
     locations_skipped_in_place: int = 0
     locations_stamped: int = 0
     locations_from_change_data: int = 0
+    locations_from_logs: int = 0
     chain_length: int = 0
     seconds: float = 0.0
     retries: int = 0
@@ -275,6 +276,7 @@ def refresh_index(
             result.locations_skipped_in_place = plan.skipped_in_place
             result.locations_stamped = plan.locations_stamped
             result.locations_from_change_data = plan.locations_imaged
+            result.locations_from_logs = plan.locations_from_logs
         except _HeadMoved:
             raise
         except Exception as exc:

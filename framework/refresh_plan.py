@@ -120,6 +120,11 @@ class DeltaPlan:
         return len(self.images)
 
     @property
+    def locations_from_logs(self) -> int:
+        """Stamped locations whose rows written since ``start`` are read from log files alone."""
+        return sum(1 for u in self.stamped_new_units if u.base_file is None and u.log_files)
+
+    @property
     def locations_stamped(self) -> int:
         """Distinct locations read on the stamped path."""
         return len({u.location for u in self.stamped_old_units + self.stamped_new_units})

@@ -167,3 +167,36 @@ def test_point_lookups_prune_on_a_key_ordered_table(tables: dict[str, dict[str, 
     """The bulk insert without buckets keeps ``k`` in order: a point selects one location."""
     plan = tables["hudi"]["table"].plan("k = 150")
     assert plan.locations_total == 4 and plan.locations_selected == 1
+
+
+def test_merged_units_are_read_once_for_a_sieve_build_and_released(
+    spark: Any, tables: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Sieve reads its input twice: rows merged from log files are cached for it, then dropped."""
+    from lakesieve import registry
+
+    seen: dict[str, Any] = {}
+    for type_name in ("sieve", "zonemap"):
+        index_type = registry.index_type(type_name)
+        real = type(index_type).build
+
+        def spy(
+            self: Any, spark_: Any, relation: Any, *args: Any, _n: str = type_name, _r: Any = real
+        ) -> Any:
+            seen[_n] = relation.storageLevel
+            return _r(self, spark_, relation, *args)
+
+        monkeypatch.setattr(type(index_type), "build", spy)
+    table = tables["hudi-mor"]["table"]
+    assert any(u.log_files for u in table.snapshot().units)
+    spark.catalog.clearCache()
+    for type_name in ("sieve", "zonemap"):
+        table.build_index("k", type=type_name, name=f"k_cached_{type_name}", spark=spark)
+        table.drop_index(f"k_cached_{type_name}")
+    assert seen["sieve"].useMemory and seen["sieve"].useDisk
+    assert not seen["zonemap"].useMemory  # one pass: nothing to gain from a cache
+    assert spark._jsparkSession.sharedState().cacheManager().isEmpty()
+    plain = tables["hudi"]["table"]
+    plain.build_index("k", type="sieve", name="k_cached_plain", spark=spark)
+    plain.drop_index("k_cached_plain")
+    assert not seen["sieve"].useMemory  # a Parquet scan is read twice rather than cached

@@ -112,7 +112,8 @@ def _quiet_and_report() -> Any:
             f"\n{fmt}: {TABLES.get(fmt, 0)} tables, {t.checked} predicates, Spark refused {t.spark_refused}, lakesieve alone "
             f"refused {t.lakesieve_only_refused} ({rate:.0%} of those Spark accepts), "
             f"{t.matched_rows} matching rows, {t.from_change_data} locations refreshed from "
-            f"change data, {len(FOUND.get(fmt, []))} disagreements"
+            f"change data, {t.from_logs} from log files alone, "
+            f"{len(FOUND.get(fmt, []))} disagreements"
         )
         for line in t.refusals[:5]:
             print(f"    refused: {line}")
@@ -169,6 +170,7 @@ def run_case(
                 "lakesieve_only_refused",
                 "matched_rows",
                 "from_change_data",
+                "from_logs",
             ):
                 setattr(total, name, getattr(total, name) + getattr(case.tally, name))
             total.refusals += case.tally.refusals
@@ -209,7 +211,8 @@ def test_pruned_reads_equal_spark_sql_over_the_native_reader(spark: Any, fmt: st
                 f"\nPROGRESS {fmt}: {TABLES[fmt]} tables, {t.checked} predicates, Spark refused "
                 f"{t.spark_refused}, lakesieve alone refused {t.lakesieve_only_refused}, "
                 f"{t.matched_rows} matching rows, {t.from_change_data} locations refreshed "
-                f"from change data, {len(found)} disagreements, "
+                f"from change data, {t.from_logs} from log files alone, "
+                f"{len(found)} disagreements, "
                 f"{time.monotonic() - started:.0f} s",
                 flush=True,
             )

@@ -268,6 +268,8 @@ def test_rows_written_since_start_are_read_from_log_files_alone(spark: Any, tmp_
 
     result = table.refresh(spark=spark)[0]
     assert result.action == "delta" and result.locations_stamped > 0, result
+    from_logs = sum(1 for u in narrowed.values() if u.base_file is None)
+    assert from_logs > 0 and result.locations_from_logs == from_logs, result
     check_compacted_exact(
         spark, table, path, ("k = 3", "k between 10 and 14", "k is null", "k > 30")
     )

@@ -148,6 +148,7 @@ def _repeat_partkey(spark: Any, table: Any, first: str, repeats: int) -> dict[st
         "refresh_share_of_build": refresh / build,
         "delta_rows": res.delta_rows,
         "from_change_data": res.locations_from_change_data,
+        "from_logs": res.locations_from_logs,
         "locations_read": res.locations_read,
     }
 
@@ -234,6 +235,7 @@ def run_table(
                 "skipped_in_place": res.locations_skipped_in_place,
                 "stamped": res.locations_stamped,
                 "from_change_data": res.locations_from_change_data,
+                "from_logs": res.locations_from_logs,
                 "delta_rows": res.delta_rows,
             }
         if c == 0:

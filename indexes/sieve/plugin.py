@@ -26,6 +26,7 @@ class SieveIndexType(IndexTypeBase):
     """The ``sieve`` index type; see :class:`lakesieve.contracts.IndexType` for each method's contract."""
 
     name = INDEX_TYPE
+    input_passes = 2  # repartitionByRange samples the rows, then shuffles them
 
     def validate(self, options: Mapping[str, str], key_type: str) -> dict[str, Any]:
         """Parse options into typed parameters with defaults; check the key type."""

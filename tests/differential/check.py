@@ -59,6 +59,7 @@ class Tally:
     lakesieve_only_refused: int = 0
     matched_rows: int = 0
     from_change_data: int = 0
+    from_logs: int = 0
     refusals: list[str] = field(default_factory=list)
 
 
@@ -94,6 +95,8 @@ class Case:
         self.tally = Tally()
         # locations whose refresh read their change data files (hudi-cow-cdc)
         self.tally.from_change_data = sum(r.locations_from_change_data for r in refreshed)
+        # locations whose rows written since the index were read from log files alone (hudi-mor)
+        self.tally.from_logs = sum(r.locations_from_logs for r in refreshed)
 
     def close(self) -> None:
         """Drop the oracle's view."""
