@@ -25,14 +25,13 @@ so every row at ``start`` outside U has its R in N). Hence, exactly::
 
     delta(L) = +N  -  { rows of L at start whose R is among N's R at L }
 
-Spark tasks read the ``end`` side through the format's ``read_unit`` with
-only R, W and the column, drop rows with ``W <= start`` before they reach the
-JVM, and keep that small set; the ``start`` side is read as narrowly and
-joined left-semi on ``(R, location)`` against it — broadcast when it is
-small, so the large side is never shuffled
-(:mod:`lakesieve.refresh_stamped`). Only the changed records reach the
-``groupBy``, instead of every row of every touched location twice. Where the
-plugin says the rows written since ``start`` all lie in a unit's log files
+One Python task per few locations reads both sides of each through the
+format's ``read_unit``: at ``end`` only R, W and the column, keeping rows with
+``W > start`` (``+1``) and their R; at ``start`` only R and the column,
+streamed against that small set of R (``-1``)
+(:mod:`lakesieve.refresh_stamped`). Only the changed records leave the task,
+instead of every row of every touched location twice. Where the plugin says
+the rows written since ``start`` all lie in a unit's log files
 (``Changes.written_in_logs``), the ``end`` side reads the unit without its
 base file (:func:`logs_only`): N is the same, the base file is not read.
 

@@ -1,20 +1,23 @@
-"""Reading the stamped locations of a refresh: narrow, filtered reads in Spark tasks.
+"""Reading the stamped locations of a refresh: both sides of a location in one Python task.
 
-Units that are one file each (no log or delete files) are read by the
-format's Spark reader (``TableFormat.read``): Spark prunes the columns to the
-record identifier, the write time and the indexed column, and pushes the
-write-time filter into the scan. For the others (Hudi file slices with log
-files), Spark tasks (a few units each) ask the format plugin for the unit's
+One Spark task reads a few locations; for each it asks the format plugin for
 rows (``TableFormat.read_unit``, the contract the ``lakesieve`` data source
-uses in workers) with only those columns, and rows are filtered in the
-task, before they cross into the JVM:
+uses in workers) with only the columns needed, and filters them before
+anything crosses into the JVM:
 
-* at ``end``, only rows whose write time is above ``start`` leave the task;
-* at ``start`` (where the write time is not read), every row leaves it as
-  ``(record id, key, location number)`` — small fixed-width numbers instead
-  of location strings — and Spark keeps
-  those whose ``(record id, location)`` was written in between with a
-  left-semi join against the (broadcast, when small) ``end`` side.
+* at ``end``, the record id, the write time and the column; rows whose write
+  time is above ``start`` leave the task as ``+1`` and their record ids are
+  kept (they are the changed records: few, for a small commit);
+* at ``start``, the record id and the column, streamed batch by batch; rows
+  whose record id is among those leave the task as ``-1``.
+
+So the large side is never shuffled, joined or sent to the JVM, and no row
+identifier travels at all. The record ids kept per location are bounded
+(:data:`PAIR_IDS`): beyond it the ``start`` side is read again for each
+further chunk. The plugin decides how cheaply it reads a unit: Hudi reads a
+base file with pyarrow, merges slices with hudi-rs, and for
+``Changes.written_in_logs`` locations gets an ``end`` unit without its base
+file (:func:`lakesieve.refresh_plan.logs_only`).
 
 See :mod:`lakesieve.refresh_plan` for why the result is the exact delta.
 """
@@ -23,153 +26,158 @@ from __future__ import annotations
 
 import functools
 import pickle
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.contracts import TableFormat
-from lakesieve.format_read import read_columns
-from lakesieve.model import LOCATION_COLUMN, ReadUnit, TableRef
+from lakesieve.model import ReadUnit, TableRef
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import DataType
 
-#: Changed records up to which the ``start`` side joins them by broadcast.
-BROADCAST_ROWS = 2_000_000
+_PAIR_DDL = "loc_id int, old binary, new binary"
 
-_DESCRIPTOR_DDL = "loc_id int, unit binary"
+#: Record ids of one location's changed rows held at once in a task; past
+#: it, the ``start`` side of the location is read once per chunk of ids.
+PAIR_IDS = 2_000_000
 
 
-def _unit_rows(
+def _paired_rows(
     ref: TableRef,
-    instant: str,
+    start: str,
+    end: str,
     rid: str,
     wtime: str,
     column: str,
     key_type: pa.DataType,
-    after: str | None,
+    pair_ids: int,
     descriptors: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` body: ``(_rid, key, _loc)`` rows of each described unit.
+    """``mapInArrow`` body: ``(key, _loc, count)`` of each described location, read in the task.
 
-    With ``after``, only rows whose write time is above it are kept.
+    ``+1`` per row of the unit at ``end`` stamped after ``start``; ``-1`` per
+    row of the unit at ``start`` whose record id is among those rows' ids
+    (streamed batch by batch against at most ``pair_ids`` of them at once).
     """
     from lakesieve import registry
 
     fmt = registry.table_format(ref)
-    wanted = [rid, column] if after is None else [rid, wtime, column]
-    columns = list(dict.fromkeys(wanted))
+    new_columns = list(dict.fromkeys([rid, wtime, column]))
+    old_columns = list(dict.fromkeys([rid, column]))
     for descriptor in descriptors:
         for row in descriptor.to_pylist():
-            unit = pickle.loads(row["unit"])
-            for batch in fmt.read_unit(unit, instant, columns):
+            loc_id = row["loc_id"]
+            old = pickle.loads(row["old"]) if row["old"] is not None else None
+            ids: list[pa.Array] = []
+            held = 0
+            for batch in fmt.read_unit(pickle.loads(row["new"]), end, new_columns):
                 if not batch.num_rows:
                     continue
-                if after is not None:
-                    times = pc.cast(batch.column(batch.schema.get_field_index(wtime)), pa.string())
-                    batch = batch.filter(pc.greater(times, pa.scalar(after, pa.string())))
-                    if not batch.num_rows:
-                        continue
-                ids = pc.cast(batch.column(batch.schema.get_field_index(rid)), pa.string())
+                times = pc.cast(batch.column(batch.schema.get_field_index(wtime)), pa.string())
+                batch = batch.filter(pc.greater(times, pa.scalar(start, pa.string())))
+                if not batch.num_rows:
+                    continue
                 keys = batch.column(batch.schema.get_field_index(column)).cast(key_type)
-                loc = pa.array([row["loc_id"]] * batch.num_rows, pa.int32())
-                yield pa.RecordBatch.from_arrays([ids, keys, loc], names=["_rid", "key", "_loc"])
+                yield _counted(keys, loc_id, 1)
+                if old is None:
+                    continue
+                ids.append(pc.cast(batch.column(batch.schema.get_field_index(rid)), pa.string()))
+                held += batch.num_rows
+                if held >= pair_ids:
+                    yield from _previous(fmt, old, start, old_columns, ids, key_type, loc_id)
+                    ids, held = [], 0
+            if ids and old is not None:
+                yield from _previous(fmt, old, start, old_columns, ids, key_type, loc_id)
 
 
-def unit_rows(
+def _previous(
+    fmt: TableFormat,
+    old: ReadUnit,
+    start: str,
+    columns: list[str],
+    ids: list[pa.Array],
+    key_type: pa.DataType,
+    loc_id: int,
+) -> Iterator[pa.RecordBatch]:
+    """``-1`` rows of the ``start`` side of a location whose record id is among ``ids``."""
+    rid, column = columns[0], columns[-1]
+    written = pa.chunked_array(ids, pa.string()).combine_chunks()
+    for batch in fmt.read_unit(old, start, columns):
+        if not batch.num_rows:
+            continue
+        old_ids = pc.cast(batch.column(batch.schema.get_field_index(rid)), pa.string())
+        batch = batch.filter(pc.is_in(old_ids, value_set=written))
+        if batch.num_rows:
+            keys = batch.column(batch.schema.get_field_index(column)).cast(key_type)
+            yield _counted(keys, loc_id, -1)
+
+
+def _counted(keys: pa.Array, loc_id: int, sign: int) -> pa.RecordBatch:
+    n = len(keys)
+    return pa.RecordBatch.from_arrays(
+        [keys, pa.array([loc_id] * n, pa.int32()), pa.array([sign] * n, pa.int64())],
+        names=["key", "_loc", "count"],
+    )
+
+
+def paired_delta(
     spark: SparkSession,
     ref: TableRef,
-    units: Sequence[ReadUnit],
-    loc_ids: Mapping[str, int],
-    instant: str,
-    rid: str,
-    wtime: str,
-    column: str,
+    old_units: Sequence[ReadUnit],
+    new_units: Sequence[ReadUnit],
+    start: str,
+    end: str,
+    names: tuple[str, str, str],
     key_type: DataType,
-    after: str | None,
+    pair_ids: int = PAIR_IDS,
 ) -> DataFrame:
-    """Spark frame of ``(_rid, key, _loc)`` for ``units`` at ``instant`` (see :func:`_unit_rows`)."""
+    """``(key, location, count)`` of stamped locations, both sides of each read in one Python task."""
+    from pyspark.sql import functions as F
     from pyspark.sql.pandas.types import to_arrow_type
-    from pyspark.sql.types import IntegerType, StringType, StructField, StructType
+    from pyspark.sql.types import IntegerType, LongType, StructField, StructType
 
-    descriptors = spark.createDataFrame(
-        [(loc_ids[u.location], pickle.dumps(u)) for u in units], _DESCRIPTOR_DDL
-    ).repartition(max(1, min(len(units), 2 * spark.sparkContext.defaultParallelism)))
+    rid, wtime, column = names
+    old_of = {u.location: u for u in old_units}
+    loc_ids = {u.location: i for i, u in enumerate(sorted(new_units, key=lambda u: u.location))}
+    rows = [
+        (
+            loc_ids[u.location],
+            pickle.dumps(old_of[u.location]) if u.location in old_of else None,
+            pickle.dumps(u),
+        )
+        for u in new_units
+    ]
+    parallel = max(1, min(len(rows), 2 * spark.sparkContext.defaultParallelism))
+    descriptors = spark.createDataFrame(rows, _PAIR_DDL).repartition(parallel)
     schema = StructType(
         [
-            StructField("_rid", StringType(), True),
             StructField("key", key_type, True),
             StructField("_loc", IntegerType(), True),
+            StructField("count", LongType(), True),
         ]
     )
     body = functools.partial(
-        _unit_rows,
+        _paired_rows,
         TableRef(ref.path, ref.format, dict(ref.options)),
-        instant,
+        start,
+        end,
         rid,
         wtime,
         column,
         to_arrow_type(key_type, timezone="UTC"),
-        after,
+        pair_ids,
     )
-    return descriptors.mapInArrow(body, schema)
-
-
-def _side(
-    spark: SparkSession,
-    fmt: TableFormat,
-    units: Sequence[ReadUnit],
-    loc_ids: Mapping[str, int],
-    locations: DataFrame,
-    instant: str,
-    names: tuple[str, str, str],
-    key_type: DataType,
-    after: str | None,
-) -> DataFrame:
-    """``(_rid, key, _loc)`` rows of ``units`` at ``instant`` (written after ``after`` when given).
-
-    Units that are single files (no log or delete files) are read by the
-    format's Spark reader, whose column pruning and filter pushdown already
-    read only what is needed; the others by :func:`unit_rows` in Python tasks.
-    """
-    from pyspark.sql import functions as F
-
-    rid, wtime, column = names
-    plain = [u for u in units if not u.log_files and not u.delete_files]
-    merged = [u for u in units if u.log_files or u.delete_files]
-    parts = []
-    if plain:
-        wanted = [rid, column] if after is None else [rid, wtime, column]
-        frame = read_columns(fmt, spark, plain, instant, wanted)
-        if after is not None:
-            frame = frame.where(F.col(wtime) > F.lit(after))
-        frame = frame.select(
-            F.col(rid).cast("string").alias("_rid"),
-            F.col(column).alias("key"),
-            F.col(LOCATION_COLUMN).alias("location"),
-        )
-        parts.append(frame.join(locations, on="location").select("_rid", "key", "_loc"))
-    if merged:
-        parts.append(
-            unit_rows(
-                spark,
-                TableRef(fmt.path, fmt.name, dict(fmt.options)),
-                merged,
-                loc_ids,
-                instant,
-                rid,
-                wtime,
-                column,
-                key_type,
-                after,
-            )
-        )
-    out = parts[0]
-    for part in parts[1:]:
-        out = out.unionByName(part)
-    return out
+    locations = F.broadcast(
+        spark.createDataFrame(list(loc_ids.items()), "location string, _loc int")
+    )
+    return (
+        descriptors.mapInArrow(body, schema)
+        .join(locations, on="_loc")
+        .select("key", "location", "count")
+    )
 
 
 def stamped_delta(
@@ -184,35 +192,21 @@ def stamped_delta(
     column: str,
     key_type: DataType,
 ) -> tuple[list[DataFrame], DataFrame | None]:
-    """``(key, location, count)`` frames of the stamped locations, and the cached frame to release."""
-    from pyspark.sql import functions as F
+    """``(key, location, count)`` frames of the stamped locations, and the cached frame to release.
 
+    The frame is computed here (and cached: it holds the changed rows only),
+    so that a unit the plugin cannot read fails this call, which the caller
+    answers by reading the locations whole.
+    """
     if not new_units:
         return [], None  # nothing at ``end``: no record written, none removed
-    names = sorted({u.location for u in (*old_units, *new_units)})
-    loc_ids = {name: i for i, name in enumerate(names)}
-    locations = F.broadcast(
-        spark.createDataFrame(list(loc_ids.items()), "location string, _loc int")
-    )
-    columns = (rid, wtime, column)
-    written = _side(
-        spark, fmt, new_units, loc_ids, locations, end, columns, key_type, start
+    ref = TableRef(fmt.path, fmt.name, dict(fmt.options))
+    frame = paired_delta(
+        spark, ref, old_units, new_units, start, end, (rid, wtime, column), key_type
     ).persist()
-    rows = written.count()
-    frames = [
-        written.join(locations, on="_loc").select(
-            "key", "location", F.lit(1).cast("long").alias("count")
-        )
-    ]
-    if rows and old_units:
-        ids = written.select("_rid", "_loc")
-        if rows <= BROADCAST_ROWS:
-            ids = F.broadcast(ids)
-        old = _side(spark, fmt, old_units, loc_ids, locations, start, columns, key_type, None)
-        previous = old.join(ids, on=["_rid", "_loc"], how="left_semi")
-        frames.append(
-            previous.join(locations, on="_loc").select(
-                "key", "location", F.lit(-1).cast("long").alias("count")
-            )
-        )
-    return frames, written
+    try:
+        frame.count()
+    except Exception:
+        frame.unpersist()
+        raise
+    return [frame], frame
