@@ -65,16 +65,30 @@ def unit_of(
     )
 
 
+#: Threads reading log block headers for a snapshot (remote stores answer slowly, not busily).
+HEADER_THREADS = 16
+
+
 def _without_later_logs(path: str, units: list[ReadUnit], instant: str) -> list[ReadUnit]:
     """``units`` without the log files all of whose blocks were written after ``instant``."""
     fs, root = storage.resolve(path)
+    logs = sorted({f for u in units for f in u.log_files})
+    if not logs:
+        return units
+
+    def later(name: str) -> bool:
+        return log_headers.written_after(fs, storage.join(root, name), instant)
+
+    if len(logs) <= 4:
+        dropped = {f for f in logs if later(f)}
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(max_workers=min(HEADER_THREADS, len(logs))) as pool:
+            dropped = {f for f, gone in zip(logs, pool.map(later, logs), strict=True) if gone}
     out = []
     for unit in units:
-        kept = tuple(
-            f
-            for f in unit.log_files
-            if not log_headers.written_after(fs, storage.join(root, f), instant)
-        )
+        kept = tuple(f for f in unit.log_files if f not in dropped)
         if kept == unit.log_files or (not kept and unit.base_file is None):
             out.append(unit)  # a slice of logs only keeps them: its reader needs a file
         else:
