@@ -33,6 +33,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.contracts import TableFormat
 from lakesieve.model import ReadUnit, TableRef
+from lakesieve.session import default_parallelism
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -150,7 +151,7 @@ def paired_delta(
         )
         for u in new_units
     ]
-    parallel = max(1, min(len(rows), 2 * spark.sparkContext.defaultParallelism))
+    parallel = max(1, min(len(rows), 2 * default_parallelism(spark)))
     descriptors = spark.createDataFrame(rows, _PAIR_DDL).repartition(parallel)
     schema = StructType(
         [

@@ -196,6 +196,19 @@ def keep_useful_warnings(spark: SparkSession) -> None:
         context.setLogLevel("WARN")
 
 
+def default_parallelism(spark: SparkSession, fallback: int = 8) -> int:
+    """Spark's default parallelism; on Spark Connect (no SparkContext) the setting, else ``fallback``."""
+    try:
+        return max(1, int(spark.sparkContext.defaultParallelism))
+    except Exception:  # Spark Connect sessions have no SparkContext
+        try:
+            return max(
+                1, int(spark.conf.get("spark.default.parallelism", str(fallback)) or fallback)
+            )
+        except Exception:
+            return fallback
+
+
 def time_zone_of(spark: SparkSession | None = None) -> str:
     """The session time zone of ``spark``; without one, the zone of the session a read would use.
 
