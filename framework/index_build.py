@@ -23,9 +23,6 @@ from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant
 from lakesieve.session import get_spark
 from lakesieve.task_files import staging
 
-#: Whether a build reads units with log files once, into Spark's cache (memory, then disk).
-PERSIST_MERGED = True
-
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
@@ -118,7 +115,7 @@ def build_state(
     # Parquet scan; an index type that reads its input twice (a range
     # partitioning samples it first) gets them read once, into Spark's cache.
     passes = getattr(index_type, "input_passes", 1)
-    held = PERSIST_MERGED and passes > 1 and any(u.log_files for u in snapshot.units)
+    held = passes > 1 and any(u.log_files for u in snapshot.units)
     if held:
         from pyspark import StorageLevel
 

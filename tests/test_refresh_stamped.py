@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from lakesieve.model import WriteOptions
 from lakesieve.plugins.hudi import instant_touches, tables
 from lakesieve.plugins.hudi.changes import compute_changes
+from lakesieve.plugins.hudi.writer.table_config import LATEST_PAYLOAD
 from lakesieve.table import open as open_table
 from lakesieve.table import write
 
@@ -109,10 +110,10 @@ def test_touches_keep_keys_only_without_recorded_deletes() -> None:
 
 def test_touches_mark_log_appends() -> None:
     stats = [
-        {"fileId": "a", "prevCommit": "001", "path": "p/.a_001.log.2_0-1-0"},
-        {"fileId": "b", "prevCommit": "001", "path": "p/b_0-1-0_002.parquet"},
-        {"fileId": "c", "prevCommit": "001", "path": "p/.c_001.log.1_0-1-0"},
-        {"fileId": "c", "prevCommit": "001", "path": "p/c_0-1-0_002.parquet"},
+        {"fileId": "a", "prevCommit": "001", "path": "p/.a_20240101000000001.log.2_0-1-0"},
+        {"fileId": "b", "prevCommit": "001", "path": "p/b_0-1-0_20240101000000002.parquet"},
+        {"fileId": "c", "prevCommit": "001", "path": "p/.c_20240101000000001.log.1_0-1-0"},
+        {"fileId": "c", "prevCommit": "001", "path": "p/c_0-1-0_20240101000000002.parquet"},
         {"fileId": "d", "prevCommit": "001"},  # no path: not known to be a log append
     ]
     assert instant_touches.touches_of_commit(_commit("UPSERT", stats)).logged == {"p/a"}
@@ -123,7 +124,7 @@ def test_touches_mark_log_appends() -> None:
     [
         ({}, 6, True),
         ({"hoodie.table.precombine.field": "ts"}, 6, True),
-        ({"hoodie.compaction.payload.class": tables.LATEST_PAYLOAD}, 6, True),
+        ({"hoodie.compaction.payload.class": LATEST_PAYLOAD}, 6, True),
         (
             {
                 "hoodie.compaction.payload.class": "org.apache.hudi.common.model.DefaultHoodieRecordPayload"

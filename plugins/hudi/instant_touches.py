@@ -20,6 +20,7 @@ from typing import Any
 
 from hudi import HudiInstant, HudiTable
 from lakesieve.plugins.hudi.partitions import location_of
+from lakesieve.plugins.hudi.writer.log_block import is_log_file
 
 _CACHE_SIZE = 512
 _cache: OrderedDict[tuple[str, str, str], dict[str, Any]] = OrderedDict()
@@ -85,12 +86,6 @@ class Touches:
     images: dict[str, tuple[tuple[str, ...], int]] = field(default_factory=dict)
     operation: str = ""
     logged: set[str] = field(default_factory=set)
-
-
-def is_log_file(path: Any) -> bool:
-    """Whether a write stat's ``path`` names a log file (``.<id>_<instant>.log.<n>_<token>``)."""
-    name = str(path or "").rstrip("/").rsplit("/", 1)[-1]
-    return name.startswith(".") and ".log." in name
 
 
 def _count(stat: Mapping[str, Any], name: str) -> int | None:
@@ -173,7 +168,7 @@ def touches_of_commit(meta: Mapping[str, Any]) -> Touches:
             changed_keys.add(loc)
         if not _zero(stat.get("numDeletes")):
             lost_keys.add(loc)
-        if not is_log_file(stat.get("path")):
+        if not is_log_file(str(stat.get("path") or "")):
             unlogged.add(loc)
         change = _change_files(stat)
         if change is None:

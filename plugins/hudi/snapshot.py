@@ -16,6 +16,7 @@ at the instant is read as a plain base file; ``size_bytes`` still counts it.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from hudi import HudiFileSlice, HudiInstant, HudiTable
@@ -79,13 +80,8 @@ def _without_later_logs(path: str, units: list[ReadUnit], instant: str) -> list[
     def later(name: str) -> bool:
         return log_headers.written_after(fs, storage.join(root, name), instant)
 
-    if len(logs) <= 4:
-        dropped = {f for f in logs if later(f)}
-    else:
-        from concurrent.futures import ThreadPoolExecutor
-
-        with ThreadPoolExecutor(max_workers=min(HEADER_THREADS, len(logs))) as pool:
-            dropped = {f for f, gone in zip(logs, pool.map(later, logs), strict=True) if gone}
+    with ThreadPoolExecutor(max_workers=min(HEADER_THREADS, len(logs))) as pool:
+        dropped = {f for f, gone in zip(logs, pool.map(later, logs), strict=True) if gone}
     out = []
     for unit in units:
         kept = tuple(f for f in unit.log_files if f not in dropped)

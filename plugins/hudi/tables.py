@@ -16,6 +16,7 @@ from lakesieve.errors import LakesieveError, TableNotFoundError
 from lakesieve.model import TableRef
 from lakesieve.plugins.hudi.cdc import records_images
 from lakesieve.plugins.hudi.partitions import partition_fields
+from lakesieve.plugins.hudi.writer.table_config import LATEST_PAYLOAD
 
 
 def open_table(path: str, options: Mapping[str, str] | None = None) -> HudiTable:
@@ -88,10 +89,6 @@ class TableConfig:
     record_key_fields: tuple[str, ...] = ()
     change_images: bool = False
     merges_by_commit_time: bool = False
-
-
-#: The payload under which a log record replaces the base file's version of its record.
-LATEST_PAYLOAD = "org.apache.hudi.common.model.OverwriteWithLatestAvroPayload"
 
 
 def merges_by_commit_time(opts: Mapping[str, str], version: int) -> bool:
