@@ -368,3 +368,36 @@ def test_spark_apply_delta(spark: Any) -> None:
     assert "part=0/fg-0" in (merged.lookup(KeyQuery("points", (5,))).locations or ())
     assert "part=1/fg-1" in (merged.lookup(KeyQuery("is_null")).locations or ())
     assert merged.describe()["rows"] == len(rows) + 4
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("key_type", ["bigint", "string", "double", "decimal(30,3)", "date"])
+def test_one_shuffle_build_equals_local_build(spark: Any, key_type: str) -> None:
+    """Rows coded by location, counted per pair after one shuffle: the local build's filters."""
+    from lakesieve.indexes.bloom.build import filters_by_code, from_filter_rows
+    from lakesieve.location_codes import LocationCodes
+
+    rows = [*_sample_rows(key_type), (None, "part=0/fg-0"), (None, "part=5/only-nulls")]
+    names = sorted({loc for _, loc in rows})
+    codes = LocationCodes.of(spark, names)
+    assert codes is not None
+    params = plugin.BloomIndexType().validate({"fpp": "0.02"}, key_type)
+    got = filters_by_code(spark, _spark_frame(spark, key_type, rows), key_type, params, codes, None)
+    assert got is not None
+    built = from_filter_rows(key_type, params, got)
+    local = _build(rows, key_type, fpp="0.02")
+    assert built.meta == local.meta
+    assert built.files["filters"].equals(local.files["filters"])
+    stranger = LocationCodes.of(spark, names[1:])
+    assert stranger is not None
+    assert (
+        filters_by_code(spark, _spark_frame(spark, key_type, rows), key_type, params, stranger, 4)
+        is None
+    )
+
+
+def test_small_domain_types_are_counted_in_the_jvm() -> None:
+    from lakesieve.indexes.bloom.build import counts_pairs
+
+    assert all(counts_pairs(t) for t in ("date", "boolean", "tinyint", " SMALLINT"))
+    assert not any(counts_pairs(t) for t in ("bigint", "int", "string", "double", "timestamp"))

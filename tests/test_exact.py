@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import math
+import os
 from typing import Any
 
 import numpy as np
@@ -601,3 +602,75 @@ def test_task_body_sums_raw_rows_and_counts_nulls_per_location(tmp_path: Any) ->
     )
     with pytest.raises(ValueError, match="null location"):
         list(partitions.write_partitions(iter([lost]), "bigint", str(tmp_path), names))
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("known", ["all", "all but one"])
+def test_spark_build_leaves_only_the_files_it_lists(
+    spark: Any, known: str, small_partitions: None
+) -> None:
+    """Locations travel as codes; a location the build was not told of makes it start over by ids.
+
+    Either way the staging folder holds exactly the files the build lists,
+    and their pairs are those of an in-process build.
+    """
+    from lakesieve.task_files import folder_reader, scratch_staging
+
+    key_type = "bigint"
+    rows = _sample_rows(key_type) * 2
+    names = sorted({loc for _, loc in rows})
+    given = names if known == "all" else names[1:]
+    with scratch_staging() as area:
+        built = plugin.ExactIndexType().build(
+            spark, _spark_frame(spark, key_type, rows), key_type, {}, given, len(rows)
+        )
+        on_disk = sorted(os.listdir(area.folder))
+        assert on_disk == sorted(f"{r['name']}.arrow" for r in built.written)
+        assert len(built.written) > 1
+        fetch = folder_reader(area, built.written)
+        files = {str(r["name"]): fetch(str(r["name"])) for r in built.written}
+    whole = BuiltIndex(files={**built.files, **files}, meta=dict(built.meta))
+    assert built.meta == _build(rows, key_type).meta
+    assert sorted(_pairs(whole, key_type), key=repr) == sorted(
+        _pairs(_build(rows, key_type), key_type), key=repr
+    )
+
+
+def test_task_body_with_codes_writes_nothing_for_an_unknown_location(tmp_path: Any) -> None:
+    from lakesieve.location_codes import LocationCodes
+
+    codes = LocationCodes.from_codes({"a": 7, "b": -3}, ["a", "b"])
+    assert codes is not None
+
+    def batch(keys: list[int | None], code: list[int]) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pydict(
+            {
+                "key": pa.array(keys, pa.int64()),
+                "code": pa.array(code, pa.int64()),
+                "cnt": pa.array([2] * len(keys), pa.int64()),
+            }
+        )
+
+    (row,) = [
+        b.to_pylist()[0]
+        for b in partitions.write_partitions(
+            iter([batch([5, None, 1], [7, -3, -3])]), "bigint", str(tmp_path), ["a", "b"], codes
+        )
+    ]
+    assert (row["keys"], row["entries"], row["row_count"], row["null_rows"]) == (2, 2, 6, 2)
+    table = pa.ipc.open_file(str(tmp_path / f"{row['file']}.arrow")).read_all()
+    assert table.column("location").combine_chunks().dictionary_decode().to_pylist() == [
+        "b",
+        "a",
+        "b",
+    ]
+    out = tmp_path / "unknown"
+    out.mkdir()
+    (row,) = [
+        b.to_pylist()[0]
+        for b in partitions.write_partitions(
+            iter([batch([5], [7]), batch([6], [42])]), "bigint", str(out), ["a", "b"], codes
+        )
+    ]
+    assert row["file"] is None
+    assert list(out.iterdir()) == []

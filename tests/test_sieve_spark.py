@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
+from lakesieve import location_codes
 from lakesieve.indexes.sieve import plugin
 from lakesieve.model import BuiltIndex, KeyQuery
 
@@ -240,7 +241,6 @@ def test_spark_build_without_hash_codes_is_the_same_index(
     sieve_spark: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """When location names share an xxhash64, ids come from a broadcast join: same index."""
-    from lakesieve.indexes.sieve import build as sieve_build
 
     rng = random.Random(7)
     locs = [f"fg-{i}" for i in range(9)]
@@ -250,7 +250,7 @@ def test_spark_build_without_hash_codes_is_the_same_index(
     rows += [(rng.randrange(2000), rng.choice(locs)) for _ in range(300)] + [(None, locs[3])]
     params = {"min_run_keys": "2", "min_keys_per_block": "2"}
     hashed = _build(sieve_spark, rows, "bigint", params)
-    monkeypatch.setattr(sieve_build, "_codes_by_hash", lambda hashes: False)
+    monkeypatch.setattr(location_codes, "distinct_codes", lambda codes: False)
     joined = _build(sieve_spark, rows, "bigint", params)
     assert hashed.describe() == joined.describe()
     for k in range(-1, 2001, 13):
@@ -262,10 +262,8 @@ def test_spark_build_without_hash_codes_is_the_same_index(
 
 
 def test_location_hash_codes_must_be_distinct() -> None:
-    from lakesieve.indexes.sieve.build import _codes_by_hash
-
-    assert _codes_by_hash([3, -5, 7])
-    assert not _codes_by_hash([3, -5, 3])
+    assert location_codes.distinct_codes([3, -5, 7])
+    assert not location_codes.distinct_codes([3, -5, 3])
 
 
 def _same_index(a: Any, b: Any, rows: list[tuple[Any, Any]], keys: range) -> None:
@@ -331,12 +329,11 @@ def test_known_locations_with_hash_clash_or_null_location(
     sieve_spark: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Names sharing a hash take the pass (same index); a null location is still refused."""
-    from lakesieve.indexes.sieve import build as sieve_build
 
     locs, rows = _mixed_rows()
     params = {"min_run_keys": "2", "min_keys_per_block": "2"}
     passed = _build(sieve_spark, rows, "bigint", params)
-    monkeypatch.setattr(sieve_build, "_codes_by_hash", lambda hashes: False)
+    monkeypatch.setattr(location_codes, "distinct_codes", lambda codes: False)
     clashed = _build(sieve_spark, rows, "bigint", params, locs)
     _same_index(clashed, passed, rows, range(-1, 2001, 7))
     monkeypatch.undo()

@@ -44,7 +44,7 @@ class BloomIndexType(IndexTypeBase):
         """Build one Bloom filter per location with Spark."""
         from lakesieve.indexes.bloom.build import build_spark
 
-        return build_spark(spark, relation, key_type, params or {}, locations)
+        return build_spark(spark, relation, key_type, params or {}, locations, rows_hint)
 
     def load(self, built: BuiltIndex) -> Any:
         """Decode the stored table into a :class:`~lakesieve.indexes.bloom.lookup.BloomIndex`."""

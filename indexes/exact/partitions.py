@@ -35,6 +35,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.key_order import KeyOrder
+from lakesieve.location_codes import LocationCodes
 from lakesieve.location_ids import location_names
 from lakesieve.task_files import ON_DEMAND_PREFIX, ipc_file_bytes, write_task_file
 
@@ -159,15 +160,46 @@ def bounds_bytes(summary: dict[str, Any]) -> bytes:
     return ipc_file_bytes(pa.table({"bound": both}))
 
 
+def _from_codes(batch: pa.RecordBatch, codes: LocationCodes) -> pa.Table | None:
+    """A ``(key, code, cnt)`` batch as ``key``, ``loc_id``, ``loc_name``, ``cnt`` (``None``: a code is unknown)."""
+    ids, known = codes.ids_of(np.asarray(batch.column(1), dtype=np.int64))
+    if not known.all():
+        return None
+    return pa.table(
+        {
+            "key": batch.column(0),
+            "loc_id": pa.array(ids, pa.int32()),
+            "loc_name": pa.nulls(batch.num_rows, pa.string()),
+            "cnt": batch.column(2),
+        }
+    )
+
+
+def _unknown_location_row() -> pa.RecordBatch:
+    """The task row saying a code was not a known location's (``file`` null; nothing written)."""
+    fields = [f.strip().split(" ") for f in TASK_ROW_DDL.split(",")]
+    arrow = {"string": pa.string(), "long": pa.int64(), "binary": pa.binary()}
+    return pa.RecordBatch.from_arrays(
+        [pa.nulls(1, arrow[t]) for _, t in fields], names=[n for n, _ in fields]
+    )
+
+
 def write_partitions(
-    batches: Iterator[pa.RecordBatch], key_type: str, folder: str, names: list[str]
+    batches: Iterator[pa.RecordBatch],
+    key_type: str,
+    folder: str,
+    names: list[str],
+    codes: LocationCodes | None = None,
 ) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` body of the build: lay out this task's key range and write its file.
 
     Rows are ``key``, ``loc_id``, ``loc_name`` (see :mod:`lakesieve.location_ids`)
     and, optionally, ``cnt`` (1 when absent: raw rows); pairs are summed
-    here. Rows of null keys are counted per location as batches stream by, so
-    a column of mostly nulls (all in one range) costs no memory. Yields one
+    here. With ``codes``, rows are ``key``, ``code``, ``cnt`` instead
+    (:mod:`lakesieve.location_codes`), and a code that is no known
+    location's makes the task yield a row with a null ``file`` and write
+    nothing. Rows of null keys are counted per location as batches stream by,
+    so a column of mostly nulls (all in one range) costs no memory. Yields one
     row of :data:`TASK_ROW_DDL` (nothing for an empty partition).
     """
     from pyspark import TaskContext
@@ -176,7 +208,14 @@ def write_partitions(
     kept: list[pa.Table] = []
     null_rows: dict[str, int] = {}
     for batch in batches:
-        table = pa.Table.from_batches([batch])
+        if codes is not None:
+            decoded = _from_codes(batch, codes)
+            if decoded is None:
+                yield _unknown_location_row()
+                return
+            table = decoded
+        else:
+            table = pa.Table.from_batches([batch])
         if "cnt" not in table.column_names:
             table = table.append_column("cnt", pa.array(np.ones(table.num_rows, np.int64)))
         nulls = pc.is_null(table.column("key"))
