@@ -401,3 +401,47 @@ def test_small_domain_types_are_counted_in_the_jvm() -> None:
 
     assert all(counts_pairs(t) for t in ("date", "boolean", "tinyint", " SMALLINT"))
     assert not any(counts_pairs(t) for t in ("bigint", "int", "string", "double", "timestamp"))
+
+
+def test_bits_set_in_chunks_equal_bits_set_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from lakesieve.indexes.bloom import filters
+
+    hashes = np.random.default_rng(5).integers(0, 2**63, 1000).astype(np.uint64)
+    bits, probes = filter_shape(len(hashes), 0.01)
+    whole = make_bits(hashes, bits, probes)
+    monkeypatch.setattr(filters, "_CELLS_PER_CHUNK", 20)
+    assert make_bits(hashes, bits, probes) == whole
+
+
+def test_task_body_holds_distinct_hashes_and_builds_the_general_filters(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Hashes made distinct along the way (a tiny limit) give the filters of summed pairs."""
+    from lakesieve.indexes.bloom import build as bloom_build
+    from lakesieve.location_codes import LocationCodes
+
+    monkeypatch.setattr(bloom_build, "COMPACT_HASHES", 3)
+    rng = np.random.default_rng(11)
+    names = ["a", "b", "c"]
+    codes = LocationCodes.from_codes({"a": 900, "b": -4, "c": 17}, names)
+    assert codes is not None
+    keys = [None if v < 0 else int(v) for v in rng.integers(-3, 12, 300)]
+    locs = [names[i] for i in rng.integers(0, 2, 300)]  # "c" holds nothing
+    code_of = {"a": 900, "b": -4, "c": 17}
+    batches = [
+        pa.RecordBatch.from_pydict(
+            {
+                "key": pa.array(keys[a : a + 7], pa.int64()),
+                "code": pa.array([code_of[x] for x in locs[a : a + 7]], pa.int64()),
+                "cnt": pa.array([1] * len(keys[a : a + 7]), pa.int64()),
+            }
+        )
+        for a in range(0, 300, 7)
+    ]
+    got = pa.Table.from_batches(
+        list(bloom_build.filters_of_coded(iter(batches), "bigint", 0.01, None, codes))
+    )
+    want = bloom_build.filter_rows_local(
+        pa.array(keys, pa.int64()), locs, np.ones(300, np.int64), "bigint", {"fpp": "0.01"}
+    )
+    assert got.sort_by("location").to_pylist() == want.sort_by("location").to_pylist()

@@ -70,6 +70,9 @@ REPEATING_TYPES = frozenset({"boolean", "tinyint", "smallint", "date"})
 #: each, are held until the task's filters are sized).
 ROWS_PER_TASK = 4_000_000
 
+#: Held hashes of one location past which a task makes them distinct (4M: 32 MB).
+COMPACT_HASHES = 4_000_000
+
 _FILTER_ROW_SCHEMA = pa.schema(
     [
         ("location", pa.string()),
@@ -155,6 +158,8 @@ def filters_of_coded(
     order = KeyOrder.of(key_type, INDEX_TYPE)
     n_names = len(codes.names)
     hashes: dict[int, list[np.ndarray]] = {}
+    held: dict[int, int] = {}  # hashes held per location
+    limit: dict[int, int] = {}  # held hashes past which they are made distinct
     rows = np.zeros(n_names, np.int64)
     nulls = np.zeros(n_names, np.int64)
     for batch in batches:
@@ -178,14 +183,21 @@ def filters_of_coded(
             continue
         bounds = np.flatnonzero(np.r_[True, ids[1:] != ids[:-1], True]).tolist()
         for a, b in itertools.pairwise(bounds):
-            hashes.setdefault(int(ids[a]), []).append(h[a:b])
+            i = int(ids[a])
+            hashes.setdefault(i, []).append(h[a:b])
+            held[i] = held.get(i, 0) + int(b - a)
+            if held[i] > limit.get(i, COMPACT_HASHES):
+                # bound a location's held hashes by about twice its distinct keys
+                distinct = np.unique(np.concatenate(hashes[i]))
+                hashes[i], held[i] = [distinct], len(distinct)
+                limit[i] = max(COMPACT_HASHES, 2 * len(distinct))
     out = []
-    for i in np.flatnonzero(rows):
-        parts = hashes.pop(int(i), [])
+    for loc in np.flatnonzero(rows).tolist():
+        parts = hashes.pop(loc, [])
         added = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.uint64)
         out.append(
             _filter_of_hashes(
-                codes.names[i], added, int(rows[i]), int(nulls[i]), fpp, expected_keys, None
+                codes.names[loc], added, int(rows[loc]), int(nulls[loc]), fpp, expected_keys, None
             )
         )
     if out:

@@ -46,8 +46,11 @@ def make_bits(hashes: np.ndarray, bits: int, probes: int) -> bytes:
     if bits <= 0:
         return b""
     flags = np.zeros(bits, dtype=bool)
-    if len(hashes):
-        flags[_positions(hashes, bits, probes).ravel().astype(np.int64)] = True
+    # probe positions in chunks: a (keys x probes) matrix of the whole set would
+    # take 8 * probes bytes a key at once
+    step = max(1, _CELLS_PER_CHUNK // max(probes, 1))
+    for a in range(0, len(hashes), step):
+        flags[_positions(hashes[a : a + step], bits, probes).ravel().astype(np.int64)] = True
     return bytes(np.packbits(flags, bitorder="little").tobytes())
 
 
