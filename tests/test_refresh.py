@@ -369,3 +369,23 @@ def test_auto_refresh_on_read(spark: Any, table: Table) -> None:
 def test_bad_policy_is_refused() -> None:
     with pytest.raises(LakesieveError, match="max_deltas"):
         RefreshPolicy(max_deltas=-1)
+
+
+def test_large_exact_index_is_rebuilt_not_compacted_on_the_driver(
+    spark: Any, table: Table, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past the driver's pair limit, compaction answers None and the index is rebuilt by Spark."""
+    from lakesieve.indexes.exact import delta as exact_delta
+
+    path = Path(table.path)
+    write_rows(spark, path, make_rows(range(600, 640), 3), mode="upsert")
+    write_rows(spark, path, make_rows(range(0, 30), 3, version=2), mode="delete")
+    assert {r.index: r for r in table.refresh(spark=spark)}["k_exact"].action == "delta"
+    monkeypatch.setattr(exact_delta, "DRIVER_COMPACTION_PAIRS", 0)
+    compacted = {r.index: r for r in table.compact(spark=spark)}
+    assert compacted["k_exact"].action == "rebuilt"
+    assert table.describe_index("k_exact")["deltas"] == 0
+    by_loc = rows_by_location(table)
+    for where in ("k = 5", "k = 215", "k in (1, 100, 205)", "k > 600"):
+        assert _selected(table, where, "k_exact") == true_locations(spark, where, by_loc), where
+    _check_every_instant(spark, table)
