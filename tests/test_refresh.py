@@ -389,3 +389,13 @@ def test_large_exact_index_is_rebuilt_not_compacted_on_the_driver(
     for where in ("k = 5", "k = 215", "k in (1, 100, 205)", "k > 600"):
         assert _selected(table, where, "k_exact") == true_locations(spark, where, by_loc), where
     _check_every_instant(spark, table)
+
+
+def test_delta_larger_than_the_row_limit_is_folded(spark: Any, table: Table) -> None:
+    """A delta of more rows than the policy lets the chain hold compacts instead."""
+    write_rows(spark, Path(table.path), make_rows(range(600, 640), 3), mode="upsert")
+    policy = RefreshPolicy(max_deltas=10, max_delta_rows=3)
+    results = {r.index: r for r in table.refresh("k_exact", spark=spark, policy=policy)}
+    assert results["k_exact"].action == "compacted" and results["k_exact"].delta_rows > 3
+    assert table.describe_index("k_exact")["deltas"] == 0
+    _check_every_instant(spark, table)
