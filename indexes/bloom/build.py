@@ -55,6 +55,7 @@ from lakesieve.key_order import KeyOrder
 from lakesieve.location_codes import CODE_COLUMN, LocationCodes, code_column
 from lakesieve.location_ids import location_names, with_location_ids
 from lakesieve.model import BuiltIndex
+from lakesieve.session import default_parallelism
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -73,6 +74,7 @@ ROWS_PER_TASK = 4_000_000
 #: Held hashes of one location past which a task makes them distinct (4M: 32 MB).
 COMPACT_HASHES = 4_000_000
 
+#: Arrow schema of :data:`FILTER_ROW_DDL`, the rows the builds' Python side returns.
 _FILTER_ROW_SCHEMA = pa.schema(
     [
         ("location", pa.string()),
@@ -87,7 +89,7 @@ _FILTER_ROW_SCHEMA = pa.schema(
 
 
 def _filter_of_hashes(
-    location: str | None,
+    location: str,
     added: np.ndarray,
     rows: int,
     null_count: int,
@@ -151,9 +153,9 @@ def filters_of_coded(
     The task holds every pair of each location it sees (``repartition`` by
     code, then rows counted per pair); per location it keeps the hashes of
     non-null keys and sums rows and null keys, then yields one filter row per
-    location with rows. A code
-    that is not a known location's yields a single row with a null
-    ``location`` instead (the driver then builds by the general pipeline).
+    location with rows. A code that is not a known location's yields a
+    single row with a null ``location`` instead (the driver then builds by
+    the general pipeline).
     """
     order = KeyOrder.of(key_type, INDEX_TYPE)
     n_names = len(codes.names)
@@ -167,10 +169,7 @@ def filters_of_coded(
             continue
         ids, known = codes.ids_of(np.asarray(batch.column(1), dtype=np.int64))
         if not known.all():
-            yield pa.RecordBatch.from_pylist(
-                [_filter_of_hashes(None, np.zeros(0, np.uint64), 0, 0, fpp, None, None)],
-                schema=_FILTER_ROW_SCHEMA,
-            )
+            yield pa.RecordBatch.from_pylist([{}], schema=_FILTER_ROW_SCHEMA)  # all null
             return
         h, valid = key_hashes(batch.column(0), order)
         cnt = np.asarray(batch.column(2), dtype=np.int64)
@@ -221,12 +220,8 @@ def counts_pairs(key_type: str) -> bool:
 
 def _task_count(spark: SparkSession, locations: int, rows_hint: int | None) -> int:
     """Tasks of the one-shuffle build: enough for the cores, no more than the locations."""
-    try:
-        parallelism = int(spark.sparkContext.defaultParallelism)
-    except Exception:  # Spark Connect has no SparkContext
-        parallelism = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
     need = math.ceil((rows_hint or 0) / ROWS_PER_TASK)
-    return max(1, min(locations, max(parallelism, need)))
+    return max(1, min(locations, max(default_parallelism(spark), need)))
 
 
 def filters_by_code(
@@ -417,17 +412,7 @@ def filter_rows_local(
             )
         )
     if not out:
-        return pa.table(
-            {
-                "location": pa.array([], pa.string()),
-                "num_bits": pa.array([], pa.int64()),
-                "num_hashes": pa.array([], pa.int32()),
-                "keys": pa.array([], pa.int64()),
-                "rows": pa.array([], pa.int64()),
-                "null_count": pa.array([], pa.int64()),
-                "bits": pa.array([], pa.binary()),
-            }
-        )
+        return _FILTER_ROW_SCHEMA.empty_table()
     return pa.concat_tables(out)
 
 

@@ -52,6 +52,23 @@ TASK_ROW_DDL = (
 )
 
 
+#: Arrow schema of :data:`TASK_ROW_DDL`.
+TASK_ROW_SCHEMA = pa.schema(
+    [
+        ("file", pa.string()),
+        ("sha256", pa.string()),
+        ("size_bytes", pa.int64()),
+        ("rows", pa.int64()),
+        ("bounds", pa.binary()),
+        ("locations", pa.binary()),
+        ("keys", pa.int64()),
+        ("entries", pa.int64()),
+        ("row_count", pa.int64()),
+        ("null_rows", pa.int64()),
+    ]
+)
+
+
 def manifest_schema(key_type: pa.DataType) -> pa.Schema:
     """Schema of the manifest for keys of Arrow type ``key_type``."""
     return pa.schema(
@@ -175,15 +192,6 @@ def _from_codes(batch: pa.RecordBatch, codes: LocationCodes) -> pa.Table | None:
     )
 
 
-def _unknown_location_row() -> pa.RecordBatch:
-    """The task row saying a code was not a known location's (``file`` null; nothing written)."""
-    fields = [f.strip().split(" ") for f in TASK_ROW_DDL.split(",")]
-    arrow = {"string": pa.string(), "long": pa.int64(), "binary": pa.binary()}
-    return pa.RecordBatch.from_arrays(
-        [pa.nulls(1, arrow[t]) for _, t in fields], names=[n for n, _ in fields]
-    )
-
-
 def write_partitions(
     batches: Iterator[pa.RecordBatch],
     key_type: str,
@@ -211,7 +219,8 @@ def write_partitions(
         if codes is not None:
             decoded = _from_codes(batch, codes)
             if decoded is None:
-                yield _unknown_location_row()
+                # every field null, ``file`` too: this task wrote nothing
+                yield pa.RecordBatch.from_pylist([{}], schema=TASK_ROW_SCHEMA)
                 return
             table = decoded
         else:
@@ -281,20 +290,7 @@ def write_partitions(
             "row_count": [summary["row_count"]],
             "null_rows": [summary["null_rows"]],
         },
-        schema=pa.schema(
-            [
-                ("file", pa.string()),
-                ("sha256", pa.string()),
-                ("size_bytes", pa.int64()),
-                ("rows", pa.int64()),
-                ("bounds", pa.binary()),
-                ("locations", pa.binary()),
-                ("keys", pa.int64()),
-                ("entries", pa.int64()),
-                ("row_count", pa.int64()),
-                ("null_rows", pa.int64()),
-            ]
-        ),
+        schema=TASK_ROW_SCHEMA,
     )
 
 

@@ -67,6 +67,7 @@ from lakesieve.key_arrays import map_keys_arrow
 from lakesieve.keys import map_key, parse_key_type
 from lakesieve.location_codes import LocationCodes, code_column
 from lakesieve.model import BuiltIndex
+from lakesieve.session import default_parallelism
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -238,12 +239,8 @@ def _known_schema() -> pa.Schema:
 
 def partition_count(spark: SparkSession, pairs: int, params: SieveParams) -> int:
     """Spark partitions for a walk over ``pairs`` (key, location) pairs."""
-    try:
-        parallelism = int(spark.sparkContext.defaultParallelism)
-    except Exception:  # Spark Connect has no SparkContext
-        parallelism = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
     need = math.ceil(pairs / params.partition_pairs)
-    useful = min(parallelism, math.ceil(pairs / _MIN_PAIRS_PER_TASK))
+    useful = min(default_parallelism(spark), math.ceil(pairs / _MIN_PAIRS_PER_TASK))
     return max(1, need, useful)
 
 
@@ -274,7 +271,6 @@ def _build_known(
     needed. Returns ``None`` (the caller then makes that pass) when two
     names share a hash or a row's location is not among ``locations``.
     """
-
     p = SieveParams.from_dict(full)
     located = LocationCodes.of(spark, locations)
     if located is None:
