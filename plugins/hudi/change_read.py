@@ -32,6 +32,7 @@ from lakesieve.plugins.hudi.cdc import (
 )
 from lakesieve.plugins.hudi.cdc_columns import blocks_column
 from lakesieve.plugins.hudi.writer.log_block import SCHEMA, iter_blocks
+from lakesieve.session import default_parallelism
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -170,7 +171,7 @@ def read_change_images(
         for loc, img in sorted(images.items())
     ]
     described = spark.createDataFrame(rows, "location string, files array<string>, records long")
-    parallelism = max(1, spark.sparkContext.defaultParallelism)
+    parallelism = default_parallelism(spark)
     described = described.repartition(min(len(rows), parallelism))
     schema = T.StructType(
         [

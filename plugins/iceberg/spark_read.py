@@ -45,6 +45,7 @@ from lakesieve.model import LOCATION_COLUMN, ReadUnit, TableRef
 from lakesieve.plugins.iceberg import catalog, columns, schema, timeline
 from lakesieve.plugins.iceberg.deletes import FILE_PATH, POS, position_delete_paths
 from lakesieve.plugins.iceberg.errors import IcebergFeatureError
+from lakesieve.session import default_parallelism
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -289,7 +290,7 @@ def _read_by_field_id(
         out = StructType([*full.fields, StructField(LOCATION_COLUMN, StringType(), True)])
     descriptors = spark.createDataFrame(
         [(_unit_to_json(u),) for u in units], "unit string"
-    ).repartition(min(len(units), spark.sparkContext.defaultParallelism))
+    ).repartition(min(len(units), default_parallelism(spark)))
     body = functools.partial(
         _units_in_worker,
         ref.path,

@@ -40,6 +40,7 @@ from lakesieve.plugins.hudi.writer.schema import META_COLUMNS
 from lakesieve.plugins.hudi.writer.storage import TableStorage
 from lakesieve.plugins.hudi.writer.task import FG_COLUMN, SHUFFLE_COLUMN, WriteDataError
 from lakesieve.plugins.hudi.writer.timeline import Slice, TimelineState
+from lakesieve.session import default_parallelism
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
@@ -231,10 +232,7 @@ def estimate_file_groups(df: DataFrame, max_file_size: int) -> int:
 
 def max_write_tasks(spark: SparkSession, df: DataFrame) -> int:
     """Tasks for a write job: four per core, up to 32 per core for large data (256 MB each)."""
-    try:
-        cores = int(spark.sparkContext.defaultParallelism)
-    except Exception:  # Spark Connect has no SparkContext
-        cores = int(spark.conf.get("spark.sql.shuffle.partitions") or 8)
+    cores = default_parallelism(spark)
     size = estimate_bytes(df) or 0
     by_size = min(math.ceil(size / (256 << 20)), 32 * cores)
     return max(1, min(MAX_EXACT_TARGETS, max(4 * cores, by_size)))
