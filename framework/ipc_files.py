@@ -4,6 +4,10 @@
 store (``lakesieve.store``) writes each table of a
 :class:`~lakesieve.model.BuiltIndex` as an uncompressed Arrow IPC file, so
 the size is measured by writing the tables the same way.
+
+Files Spark itself writes into a state's folder (an exact index's key-range
+partitions, :mod:`lakesieve.task_files`) are ORC instead; :func:`read_index_file`
+decodes either kind by its leading magic bytes.
 """
 
 from __future__ import annotations
@@ -13,7 +17,10 @@ from collections.abc import Mapping
 import pyarrow as pa
 import pyarrow.ipc as ipc
 
-__all__ = ["ipc_bytes", "ipc_size", "read_ipc", "stored_size"]
+__all__ = ["ORC_MAGIC", "ipc_bytes", "ipc_size", "read_index_file", "read_ipc", "stored_size"]
+
+#: The bytes an ORC file starts with.
+ORC_MAGIC = b"ORC"
 
 
 def ipc_bytes(table: pa.Table) -> bytes:
@@ -27,6 +34,19 @@ def ipc_bytes(table: pa.Table) -> bytes:
 def read_ipc(data: bytes) -> pa.Table:
     """Decode the bytes of an Arrow IPC file."""
     return ipc.open_file(pa.py_buffer(data)).read_all()
+
+
+def read_index_file(data: bytes) -> pa.Table:
+    """Decode an index file's bytes: ORC when they start with :data:`ORC_MAGIC`, else Arrow IPC.
+
+    Raises:
+        pyarrow.ArrowException, OSError, ValueError: the bytes do not decode.
+    """
+    if data[: len(ORC_MAGIC)] == ORC_MAGIC:
+        from pyarrow import orc
+
+        return orc.ORCFile(pa.BufferReader(data)).read()
+    return read_ipc(data)
 
 
 def ipc_size(table: pa.Table) -> int:

@@ -68,7 +68,9 @@ from lakesieve.index_log import (
     mentioned_indexes,
     safe_data_path,
 )
+from lakesieve.ipc_files import read_index_file
 from lakesieve.model import BuiltIndex
+from lakesieve.task_files import task_file_suffix
 
 DEFAULT_DIRNAME = ".lakesieve"
 LOG_DIR = "_log"
@@ -388,7 +390,7 @@ class IndexStore:
             )
         for rec in built.written:
             name = check_name(str(rec["name"]), "index file name")
-            path = folder / f"{name}.arrow"
+            path = folder / f"{name}{task_file_suffix(rec)}"
             if rec.get("path") != path.relative_to(self.root).as_posix() or name in built.files:
                 raise IndexCorruptError(f"task-written index file {name!r} is not in {folder}")
             if os.lstat(path).st_size != int(rec["size_bytes"]):
@@ -447,7 +449,7 @@ class IndexStore:
             return str(exc)
         if decode:
             try:
-                ipc.open_file(pa.py_buffer(data)).read_all()
+                read_index_file(data)
             except (pa.ArrowException, OSError, ValueError) as exc:
                 return f"index file {path} does not decode: {exc}"
         return None
@@ -462,7 +464,7 @@ class IndexStore:
         for f in state.files:
             data = self.read_bytes(f)
             try:
-                out[f.name] = ipc.open_file(pa.py_buffer(data)).read_all()
+                out[f.name] = read_index_file(data)
             except (pa.ArrowException, OSError, ValueError) as exc:
                 raise IndexCorruptError(
                     f"index file {self.root / f.path} does not decode: {exc}"

@@ -9,7 +9,8 @@ ever holds a small manifest:
    index root and makes it current (:func:`current_staging`).
 2. Each task writes its files there with :func:`write_task_file` (a
    temporary name, then a rename) and returns only the file's record: name,
-   SHA-256, size and rows.
+   SHA-256, size and rows. (A build may also have Spark's own writer put
+   ORC files there; its records say so with ``suffix``.)
 3. The index type returns those records in
    :attr:`~lakesieve.model.BuiltIndex.written` with the state id; the store
    writes the remaining (driver) files into the same folder and lists every
@@ -48,6 +49,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 import pyarrow.ipc as ipc
 from lakesieve.errors import IndexCorruptError
+from lakesieve.ipc_files import read_index_file
 
 if TYPE_CHECKING:
     from lakesieve.index_log import IndexState
@@ -65,11 +67,22 @@ __all__ = [
     "read_back",
     "scratch_staging",
     "staging",
+    "task_file_suffix",
     "write_task_file",
 ]
 
 #: Files named so are read when a lookup needs them, not when the state is loaded.
 ON_DEMAND_PREFIX = "part-"
+
+#: Suffix of the Arrow IPC files tasks and the store write.
+ARROW_SUFFIX = ".arrow"
+
+#: Suffix of the ORC files Spark's own writer produces (never ``.parquet``: Hudi
+#: readers take any Parquet file under a table's folders for a base file).
+ORC_SUFFIX = ".orc"
+
+#: Suffixes a task-written file may have.
+TASK_FILE_SUFFIXES = (ARROW_SUFFIX, ORC_SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -191,23 +204,31 @@ def write_task_file(folder: str, name: str, table: pa.Table) -> dict[str, Any]:
     }
 
 
+def task_file_suffix(rec: dict[str, Any]) -> str:
+    """The file name suffix of a task-written file's record: ``.arrow``, or ``.orc`` (Spark wrote it)."""
+    suffix = str(rec.get("suffix", ARROW_SUFFIX))
+    if suffix not in TASK_FILE_SUFFIXES:
+        raise IndexCorruptError(f"task file {rec.get('name')!r} has an unknown kind {suffix!r}")
+    return suffix
+
+
 def with_paths(area: StagingArea, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The records with their paths relative to the index root, sorted by name."""
     out = []
     for rec in sorted(records, key=lambda r: str(r["name"])):
-        out.append({**rec, "path": f"{area.prefix}/{rec['name']}.arrow"})
+        out.append({**rec, "path": f"{area.prefix}/{rec['name']}{task_file_suffix(rec)}"})
     return out
 
 
 def _read_task_file(area: StagingArea, rec: dict[str, Any]) -> pa.Table:
-    path = Path(area.folder) / f"{rec['name']}.arrow"
+    path = Path(area.folder) / f"{rec['name']}{task_file_suffix(rec)}"
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise IndexCorruptError(f"task file {path} is unreadable: {exc}") from exc
     if hashlib.sha256(data).hexdigest() != rec["sha256"]:
         raise IndexCorruptError(f"task file {path} differs from what its task wrote")
-    return ipc.open_file(pa.py_buffer(data)).read_all()
+    return read_index_file(data)
 
 
 def read_back(area: StagingArea, records: list[dict[str, Any]]) -> dict[str, pa.Table]:
@@ -249,7 +270,7 @@ def folder_reader(area: StagingArea, records: list[dict[str, Any]]) -> Callable[
 
 def _decode(store: IndexStore, data: bytes, path: str) -> pa.Table:
     try:
-        return ipc.open_file(pa.py_buffer(data)).read_all()
+        return read_index_file(data)
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise IndexCorruptError(f"index file {store.root / path} does not decode: {exc}") from exc
 

@@ -26,6 +26,11 @@ from lakesieve.indexes.exact.build import build_local
 from lakesieve.indexes.exact.delta import merge_changes
 from lakesieve.indexes.exact.loading import AnyExactIndex, load_index
 from lakesieve.indexes.exact.lookup import ExactFormatError
+from lakesieve.indexes.exact.spark_files import (
+    SPARK_FILES_FORMAT,
+    codes_of_table,
+    partition_from_codes,
+)
 from lakesieve.indexes.exact.storage import to_built
 from lakesieve.key_order import KeyOrder
 from lakesieve.model import BuiltIndex, KeyQuery
@@ -90,14 +95,21 @@ def _build_format1(rows: list[tuple[Any, str]], key_type: str) -> BuiltIndex:
 
 
 def _pairs(built: BuiltIndex, key_type: str) -> list[tuple[Any, str, int]]:
-    """Every (key form, location, count) row of a format-2 index's partitions, in file order.
+    """Every (key form, location, count) row of a format-2 or format-3 index's partitions, in file order.
 
     Keys are given as their comparison forms (``-0.0`` and ``0.0`` are one key, as are NaNs).
+    A format-3 partition (raw rows Spark wrote) is laid out as loading lays it out.
     """
     order = KeyOrder.of(key_type)
+    codes = None
+    if built.meta.get("format_version") == SPARK_FILES_FORMAT:
+        codes = codes_of_table(built.files["locations"])
     out: list[tuple[Any, str, int]] = []
     for name in built.files["manifest"].column("file").to_pylist():
         part = built.files[name]
+        if codes is not None:
+            assert "location" not in part.column_names
+            part = partition_from_codes(order, part, codes)
         locs = part.column("location").combine_chunks().dictionary_decode().to_pylist()
         keys = part.column("key").combine_chunks()
         forms = order.array(keys).tolist()
@@ -625,12 +637,22 @@ def test_spark_build_leaves_only_the_files_it_lists(
             spark, _spark_frame(spark, key_type, rows), key_type, {}, given, len(rows)
         )
         on_disk = sorted(os.listdir(area.folder))
-        assert on_disk == sorted(f"{r['name']}.arrow" for r in built.written)
+        # Spark writes ORC partitions (format 3) when every location is known; the
+        # fallback's tasks write Arrow IPC ones (format 2)
+        suffix = ".orc" if known == "all" else ".arrow"
+        assert on_disk == sorted(f"{r['name']}{suffix}" for r in built.written)
+        assert [os.path.basename(r["path"]) for r in built.written] == on_disk
         assert len(built.written) > 1
         fetch = folder_reader(area, built.written)
         files = {str(r["name"]): fetch(str(r["name"])) for r in built.written}
     whole = BuiltIndex(files={**built.files, **files}, meta=dict(built.meta))
-    assert built.meta == _build(rows, key_type).meta
+    in_process = _build(rows, key_type).meta
+    if known == "all":
+        assert built.meta["format_version"] == SPARK_FILES_FORMAT
+        for field in ("key_type", "params", "rows", "null_rows", "locations"):
+            assert built.meta[field] == in_process[field], field
+    else:
+        assert built.meta == in_process
     assert sorted(_pairs(whole, key_type), key=repr) == sorted(
         _pairs(_build(rows, key_type), key_type), key=repr
     )

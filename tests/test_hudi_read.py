@@ -29,6 +29,7 @@ from lakesieve.plugins.hudi.instant_touches import (
     touches_of_undo,
 )
 from lakesieve.plugins.hudi.partitions import location_of, partition_fields, partition_values
+from pyarrow import orc
 
 from tests.conftest import SHARED_FIXTURES, unzip_fixture
 
@@ -482,12 +483,14 @@ def _add_index_files(root: Path, parquet: bool) -> None:
     ):
         writer.write_table(table)
     (root / ".lakesieve" / "00000000000000000001.json").write_text("{}")
+    # the ORC partitions Spark writes for an exact index (never named .parquet)
+    orc.write_table(table, str(folder / "part-00000.orc"))
     if parquet:
         pq.write_table(table, folder / "base.parquet")
 
 
 @pytest.mark.parametrize("name", [COW_NONHIVE, MOR_V8, COW_NONPARTITIONED, COW_V8_HIVE])
-def test_hudi_rs_ignores_arrow_and_json_under_lakesieve(name: str, tmp_path: Path) -> None:
+def test_hudi_rs_ignores_arrow_orc_and_json_under_lakesieve(name: str, tmp_path: Path) -> None:
     ref = _fixture(name, tmp_path)
     before = _hudi_rs_locations_and_rows(ref.path)
     snapshot = _fmt(ref).snapshot(instant=None)

@@ -1,6 +1,10 @@
 """Building an exact index with Spark: key-range partitions written by the tasks.
 
-Pipeline, for a relation of ``(key, location)`` rows:
+Where the build is told every location and the key type is one ORC stores
+exactly (all but timestamps), Spark's own writer writes the partitions and
+no Python runs in the tasks (format 3, :mod:`~lakesieve.indexes.exact.spark_files`).
+Otherwise, or when the rows name a location the build was not told of, the
+format-2 pipeline below runs; for a relation of ``(key, location)`` rows:
 
 1. With the locations known (the snapshot's), each row's location travels
    as Spark's ``xxhash64`` of its name (:mod:`lakesieve.location_codes`: a
@@ -47,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.indexes.exact import partitions
+from lakesieve.indexes.exact import partitions, spark_files
 from lakesieve.indexes.exact.params import INDEX_TYPE, parse_exact_options
 from lakesieve.indexes.exact.partitions import (
     TASK_ROW_DDL,
@@ -137,7 +141,7 @@ def _write(
     rows_hint: int | None,
     locations: Sequence[str] | None,
 ) -> pa.Table:
-    """Run the Spark job writing the partitions into ``area``; the tasks' rows."""
+    """Run the format-2 Spark job writing the partitions into ``area``; the tasks' rows."""
     from pyspark.sql import functions as F
 
     names = sorted(set(locations or ()))
@@ -163,12 +167,58 @@ def _write(
                 with contextlib.suppress(FileNotFoundError):
                     os.remove(os.path.join(area.folder, f"{name}.arrow"))
         log.info("a row's location is not among the %d given: building with ids", len(names))
+    return _write_with_ids(relation, order, area, rows_hint, names)
+
+
+def _write_with_ids(
+    relation: DataFrame,
+    order: KeyOrder,
+    area: StagingArea,
+    rows_hint: int | None,
+    names: list[str],
+) -> pa.Table:
+    """The format-2 job with locations as ids through a join (any location, by name if unknown)."""
     rows_df = with_location_ids(relation, names, keep=["key"])
     ranged = _counted(_ranged(rows_df, rows_hint), ["key", "loc_id", "loc_name"])
     body = functools.partial(
         write_partitions, key_type=order.key_type, folder=area.folder, names=names
     )
     return ranged.mapInArrow(body, TASK_ROW_DDL).toArrow()
+
+
+def _build_spark_files(
+    spark: SparkSession,
+    relation: DataFrame,
+    order: KeyOrder,
+    params: Mapping[str, Any],
+    area: StagingArea,
+    rows_hint: int | None,
+    locations: Sequence[str] | None,
+) -> BuiltIndex | None:
+    """A format-3 index (:mod:`~lakesieve.indexes.exact.spark_files`), or ``None`` where it cannot be."""
+    if not spark_files.suits(order) or not locations:
+        return None
+    codes = LocationCodes.of(spark, sorted(set(locations)))
+    if codes is None:
+        return None
+    written = spark_files.write_spark_files(
+        spark, relation, order, area, codes, _partitions(rows_hint)
+    )
+    if written is None:
+        log.info("a row's location is not among the %d given: building with ids", len(locations))
+        return None
+    records, manifest_rows, present = written
+    manifest = spark_files.manifest_of(order, manifest_rows)
+    meta = index_meta(order, params, manifest, present)
+    meta["format_version"] = spark_files.SPARK_FILES_FORMAT
+    # the stored rows are not pairs: their distinct keys were not counted
+    meta.pop("distinct_keys")
+    return BuiltIndex(
+        files={"manifest": manifest, "locations": spark_files.locations_table(codes)},
+        meta=meta,
+        written=with_paths(area, records),
+        state_id=area.state_id,
+    )
 
 
 def build_spark(
@@ -204,12 +254,38 @@ def build_spark(
     area = current_staging()
     if area is None:
         with local_staging() as local:
-            rows = _write(spark, relation, order, local, rows_hint, locations)
-            built = _collect(order, full, local, rows)
-            built.files.update(read_back(local, built.written))
+            built = _build_in(spark, relation, order, full, local, rows_hint, locations)
+            files = read_back(local, built.written)
             built.written = []
-            return built
-    return _collect(order, full, area, _write(spark, relation, order, area, rows_hint, locations))
+        if built.meta["format_version"] == spark_files.SPARK_FILES_FORMAT:
+            # kept in memory, the ORC partitions will be stored as Arrow IPC files
+            files = {name: t.drop_columns(["part"]) for name, t in files.items()}
+            built.files["manifest"] = spark_files.with_sizes(built.files["manifest"], files)
+        built.files.update(files)
+        return built
+    return _build_in(spark, relation, order, full, area, rows_hint, locations)
+
+
+def _build_in(
+    spark: SparkSession,
+    relation: DataFrame,
+    order: KeyOrder,
+    params: Mapping[str, Any],
+    area: StagingArea,
+    rows_hint: int | None,
+    locations: Sequence[str] | None,
+) -> BuiltIndex:
+    """Format 3 where it applies, else format 2, its files written into ``area``."""
+    built = _build_spark_files(spark, relation, order, params, area, rows_hint, locations)
+    if built is not None:
+        return built
+    names = sorted(set(locations or ()))
+    if spark_files.suits(order) and names:
+        # format 3 found a location it does not know: the join path handles any
+        rows = _write_with_ids(relation, order, area, rows_hint, names)
+    else:
+        rows = _write(spark, relation, order, area, rows_hint, locations)
+    return _collect(order, params, area, rows)
 
 
 def _collect(

@@ -3,7 +3,8 @@
 Format 1 (:mod:`lakesieve.indexes.exact.storage`) holds every pair in four
 files read at load; format 2 (:mod:`lakesieve.indexes.exact.partitions`)
 holds a manifest read at load and key-range partitions read when a query
-needs them.
+needs them; format 3 (:mod:`lakesieve.indexes.exact.spark_files`) likewise,
+with partitions of raw rows that Spark wrote, and a ``locations`` file.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import pyarrow as pa
 from lakesieve.indexes.exact.lookup import ExactFormatError, ExactIndex, check, load_format1
 from lakesieve.indexes.exact.params import INDEX_TYPE
 from lakesieve.indexes.exact.partitioned import PartitionedExactIndex, load_partitioned
+from lakesieve.indexes.exact.spark_files import SPARK_FILES_FORMAT, codes_of_table
 from lakesieve.indexes.exact.storage import FORMAT_VERSION, PARTITIONED_FORMAT
 from lakesieve.ipc_files import ipc_size
 from lakesieve.key_order import KeyOrder
@@ -34,7 +36,7 @@ def load_index(built: BuiltIndex) -> AnyExactIndex:
     version = meta.get("format_version")
     if version == FORMAT_VERSION:
         return load_format1(built)
-    check(version == PARTITIONED_FORMAT, f"format {version!r}")
+    check(version in (PARTITIONED_FORMAT, SPARK_FILES_FORMAT), f"format {version!r}")
     key_type = meta.get("key_type")
     check(isinstance(key_type, str), "no key type")
     order = KeyOrder.of(str(key_type), INDEX_TYPE)
@@ -54,7 +56,18 @@ def load_index(built: BuiltIndex) -> AnyExactIndex:
             raise ExactFormatError(f"exact index file {name!r} is missing")
         return fetch(name)
 
-    return load_partitioned(order, dict(params), meta, manifest, ipc_size(manifest), read)
+    codes = None
+    size = ipc_size(manifest)
+    if version == SPARK_FILES_FORMAT:
+        located = built.files.get("locations")
+        if not isinstance(located, pa.Table):
+            raise ExactFormatError("exact index file 'locations' is missing")
+        try:
+            codes = codes_of_table(located)
+        except ValueError as exc:
+            raise ExactFormatError(f"exact index file 'locations' is unusable: {exc}") from exc
+        size += ipc_size(located)
+    return load_partitioned(order, dict(params), meta, manifest, size, read, codes)
 
 
 def all_pairs(index: Any) -> tuple[list[pa.Array], list[pa.Array], list[Any]]:

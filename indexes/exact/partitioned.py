@@ -1,4 +1,4 @@
-"""An exact index of key-range partitions, loaded one partition at a time (format 2).
+"""An exact index of key-range partitions, loaded one partition at a time (formats 2 and 3).
 
 Loading reads the manifest only (:mod:`lakesieve.indexes.exact.partitions`).
 A query picks the partitions whose ``[low, high]`` key range can hold one of
@@ -25,7 +25,9 @@ import pyarrow as pa
 from lakesieve.errors import IndexCorruptError
 from lakesieve.indexes.exact.lookup import ExactFormatError, ExactIndex, check
 from lakesieve.indexes.exact.params import INDEX_TYPE
+from lakesieve.indexes.exact.spark_files import partition_from_codes
 from lakesieve.key_order import KeyOrder
+from lakesieve.location_codes import LocationCodes
 from lakesieve.model import KeyQuery, LookupResult
 from lakesieve.task_files import ON_DEMAND_PREFIX
 
@@ -98,6 +100,9 @@ class PartitionedExactIndex:
         size_bytes: bytes of the manifest and every partition file.
         read: reads a partition's table by file name.
         meta: the stored meta dict.
+        codes: the locations' codes of a format-3 index, whose partitions
+            hold raw ``key``, ``code`` rows (laid out when read); ``None``
+            for format 2.
     """
 
     order: KeyOrder
@@ -111,6 +116,7 @@ class PartitionedExactIndex:
     size_bytes: int
     read: Callable[[str], pa.Table]
     meta: dict[str, Any] = field(default_factory=dict)
+    codes: LocationCodes | None = None
     _cache: OrderedDict[int, ExactIndex] = field(default_factory=OrderedDict)
     _cached_bytes: int = 0
 
@@ -120,6 +126,15 @@ class PartitionedExactIndex:
         return self.order.key_type
 
     # ------------------------------------------------------------ partitions
+
+    def _decode(self, name: str) -> ExactIndex:
+        table = self.read(name)
+        if self.codes is not None:
+            try:
+                table = partition_from_codes(self.order, table, self.codes)
+            except ValueError as exc:
+                raise ExactFormatError(str(exc)) from exc
+        return partition_index(self.order, self.params, table)
 
     def partition(self, i: int) -> ExactIndex:
         """Partition ``i``, loaded (or from the cache).
@@ -134,7 +149,7 @@ class PartitionedExactIndex:
             return hit
         name = self.files[i]
         try:
-            part = partition_index(self.order, self.params, self.read(name))
+            part = self._decode(name)
             if len(part.forms):
                 inside = bool(self.has_keys[i]) and part.forms[0] >= self.low[i]
                 check(inside and part.forms[-1] <= self.high[i], "keys outside the manifest range")
@@ -155,11 +170,7 @@ class PartitionedExactIndex:
         """Every partition in key order, read one at a time (not kept in the cache)."""
         for i, name in enumerate(self.files):
             cached = self._cache.get(i)
-            yield (
-                cached
-                if cached is not None
-                else partition_index(self.order, self.params, self.read(name))
-            )
+            yield cached if cached is not None else self._decode(name)
 
     def _holding(self, wanted: np.ndarray) -> list[int]:
         if len(wanted) == 0:
@@ -214,6 +225,14 @@ class PartitionedExactIndex:
 
     # -------------------------------------------------------------- describe
 
+    def count_distinct_keys(self) -> int:
+        """Distinct non-null keys, counted by reading every partition (ranges never share a key).
+
+        Ranges of format 3 are Spark's range partitions, which never split
+        equal keys (in Spark's ordering) between two ranges.
+        """
+        return sum(len(part.forms) for part in self.partitions())
+
     def describe(self) -> dict[str, Any]:
         """Size, entry counts, partitions and parameters (from the manifest; nothing is read)."""
         m = self.manifest
@@ -225,7 +244,12 @@ class PartitionedExactIndex:
             "index_type": INDEX_TYPE,
             "key_type": self.key_type,
             "size_bytes": self.size_bytes,
-            "distinct_keys": int(self.meta.get("distinct_keys", total("keys"))),
+            # format 3 does not count distinct keys at build time (count_distinct_keys does)
+            "distinct_keys": (
+                None
+                if self.codes is not None
+                else int(self.meta.get("distinct_keys", total("keys")))
+            ),
             "entries": total("entries"),
             "locations": int(self.meta.get("locations", 0)),
             "partitions": len(self.files),
@@ -242,8 +266,9 @@ def load_partitioned(
     manifest: pa.Table,
     manifest_bytes: int,
     read: Callable[[str], pa.Table],
+    codes: LocationCodes | None = None,
 ) -> PartitionedExactIndex:
-    """Check a format-2 manifest and wrap it for lookups.
+    """Check a format-2 or format-3 manifest and wrap it for lookups (``codes``: format 3's).
 
     Raises:
         ExactFormatError: the manifest lacks columns, names a bad file, or its ranges are invalid.
@@ -286,4 +311,5 @@ def load_partitioned(
         size_bytes=manifest_bytes + int(ints["size_bytes"].sum()),
         read=read,
         meta=meta,
+        codes=codes,
     )
