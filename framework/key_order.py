@@ -190,7 +190,11 @@ class KeyOrder:
             int64 indices that sort the rows.
         """
         if self.form == "int64":
-            return np.lexsort((ties, self.array(values))).astype(np.int64)
+            forms = self.array(values)
+            packed = _packed(forms, np.asarray(ties))
+            if packed is not None:
+                return np.argsort(packed, kind="stable").astype(np.int64)
+            return np.lexsort((ties, forms)).astype(np.int64)
         col = self.binary(values) if self.form == "bytes" else values
         table = pa.table({"k": col, "t": pa.array(ties)})
         order = pc.sort_indices(table, sort_keys=[("k", "ascending"), ("t", "ascending")])
@@ -345,3 +349,23 @@ class QueryForms:
     def upper_bound_strict(self, inclusive: bool) -> bool:
         """For ``x < v`` / ``x <= v``: whether forms must stay below :meth:`upper_bound`."""
         return self.exact and not inclusive
+
+
+def _packed(forms: np.ndarray, ties: np.ndarray) -> np.ndarray | None:
+    """``(form, tie)`` packed into one int64 that sorts the same, or ``None`` where it cannot.
+
+    Forms are shifted to start at 0 and the ties (non-negative) take the low
+    bits; that fits when the forms' span leaves room for the ties' bits (a
+    key range's partition nearly always), and sorting one int64 array is
+    several times faster than ``lexsort`` of two.
+    """
+    if not len(forms) or not np.issubdtype(ties.dtype, np.integer):
+        return None
+    low_tie, high_tie = int(ties.min()), int(ties.max())
+    if low_tie < 0:
+        return None
+    bits = max(1, high_tie.bit_length())
+    low, high = int(forms.min()), int(forms.max())
+    if (high - low) >> (62 - bits):
+        return None
+    return ((forms - np.int64(low)) << np.int64(bits)) | ties.astype(np.int64)

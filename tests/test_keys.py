@@ -302,3 +302,31 @@ def test_float_specials_map_alike_on_every_path() -> None:
     assert key == map_key(math.inf, "float") and not exact
     assert map_bound(0.1, "float")[1] is False
     assert map_bound(0.5, "float") == (map_key(0.5, "float"), True)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    keys=st.lists(
+        st.one_of(
+            st.integers(-(2**63), 2**63 - 1),
+            st.integers(-50, 50),
+            st.sampled_from([-(2**63), 2**63 - 1, 0]),
+        ),
+        min_size=1,
+        max_size=60,
+    ),
+    data=st.data(),
+)
+def test_sort_indices_orders_by_key_then_tie(keys: list[int], data: st.DataObject) -> None:
+    """Packing (key, tie) into one integer sorts exactly as sorting the pairs, wide spans included."""
+    import numpy as np
+    from lakesieve.key_order import KeyOrder
+
+    ties = np.array(
+        data.draw(st.lists(st.integers(0, 300), min_size=len(keys), max_size=len(keys))), np.int64
+    )
+    order = KeyOrder.of("bigint")
+    idx = order.sort_indices(pa.array(keys, pa.int64()), ties)
+    assert sorted(idx.tolist()) == list(range(len(keys)))
+    got = [(keys[i], int(ties[i])) for i in idx]
+    assert got == sorted(zip(keys, ties.tolist(), strict=True))

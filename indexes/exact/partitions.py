@@ -121,9 +121,21 @@ def partition_table(
     keys, locs = _plain(keys), _plain(locations)
     if locs.null_count:
         raise ValueError("the relation has rows with a null location")
-    counts = np.asarray(counts, dtype=np.int64)
     names = pc.unique(locs).sort()
     loc_ids = np.asarray(pc.index_in(locs, value_set=names), dtype=np.int64)
+    return layout_ids(order, keys, loc_ids, names, counts)
+
+
+def layout_ids(
+    order: KeyOrder,
+    keys: pa.Array,
+    loc_ids: np.ndarray,
+    names: pa.Array,
+    counts: np.ndarray,
+) -> tuple[pa.Table, dict[str, Any]]:
+    """:func:`partition_table` for rows whose locations are ids into ``names`` (sorted, distinct)."""
+    counts = np.asarray(counts, dtype=np.int64)
+    loc_ids = np.asarray(loc_ids, dtype=np.int64)
     is_null = np.asarray(keys.is_null(), dtype=bool)
     # non-null keys: sort by (form, location), sum per pair, drop what is not positive
     valid = np.flatnonzero(~is_null)

@@ -45,7 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.indexes.exact.partitions import file_name, manifest_from_rows, partition_table
+from lakesieve.indexes.exact.partitions import file_name, layout_ids, manifest_from_rows
 from lakesieve.ipc_files import ipc_size
 from lakesieve.key_order import KeyOrder
 from lakesieve.location_codes import LocationCodes, code_column
@@ -127,7 +127,6 @@ def partition_from_codes(order: KeyOrder, table: pa.Table, codes: LocationCodes)
     ids, known = codes.ids_of(np.asarray(code_col, dtype=np.int64))
     if not known.all():
         raise ValueError("the partition names a location of no known code")
-    names = pa.array(codes.names, pa.string()).take(pa.array(ids, pa.int32()))
     keys = table.column("key").combine_chunks().cast(order.arrow_type())
     counts = np.ones(len(keys), np.int64)
     if "count" in table.column_names:
@@ -137,7 +136,7 @@ def partition_from_codes(order: KeyOrder, table: pa.Table, codes: LocationCodes)
         counts = np.asarray(count_col, dtype=np.int64)
         if len(counts) and counts.min() <= 0:
             raise ValueError("the partition holds a count that is not positive")
-    part, _ = partition_table(order, keys, names, counts)
+    part, _ = layout_ids(order, keys, ids, pa.array(codes.names, pa.string()), counts)
     return part
 
 
