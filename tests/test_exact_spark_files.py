@@ -25,10 +25,11 @@ from lakesieve.indexes.exact.partitioned import PartitionedExactIndex
 from lakesieve.indexes.exact.spark_files import SPARK_FILES_FORMAT, codes_of_table
 from lakesieve.indexes.exact.storage import PARTITIONED_FORMAT
 from lakesieve.ipc_files import read_index_file
-from lakesieve.key_order import KeyOrder
 from lakesieve.model import BuiltIndex, KeyQuery
 from lakesieve.task_files import folder_reader, scratch_staging
 from lakesieve.testing.index_contract import key_queries, key_values, relations, standard_queries
+
+from .test_exact import _spark_frame
 
 pytestmark = pytest.mark.spark
 
@@ -51,17 +52,6 @@ SPARK_FILE_TYPES = [
 def small_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
     """A few rows per range, so lookups span several partitions."""
     monkeypatch.setattr(partitions, "ROWS_PER_PARTITION", 5)
-
-
-def _frame(spark: Any, key_type: str, rows: list[tuple[Any, str]]) -> Any:
-    order = KeyOrder.of(key_type)
-    table = pa.table(
-        {
-            "key": pa.array([k for k, _ in rows], order.arrow_type()),
-            "location": pa.array([loc for _, loc in rows], pa.string()),
-        }
-    )
-    return spark.createDataFrame(table, schema=f"key {key_type}, location string")
 
 
 def _spark_truth(frame: Any, key_type: str, q: KeyQuery) -> frozenset[str]:
@@ -91,7 +81,7 @@ def _spark_truth(frame: Any, key_type: str, q: KeyQuery) -> frozenset[str]:
 
 def _build_staged(spark: Any, key_type: str, rows: list[tuple[Any, str]], given: list[str]) -> Any:
     """Build into a scratch staging area; the built index, the files on disk, the loaded index."""
-    frame = _frame(spark, key_type, rows)
+    frame = _spark_frame(spark, key_type, rows)
     with scratch_staging() as area:
         built = plugin.ExactIndexType().build(spark, frame, key_type, {}, given, len(rows))
         on_disk = sorted(os.listdir(area.folder))
@@ -150,7 +140,7 @@ def test_timestamps_and_unknown_locations_build_format_2(spark: Any, small_range
 
 def test_null_location_names_the_problem(spark: Any) -> None:
     rows = [(1, "a"), (2, None)]
-    frame = _frame(spark, "bigint", rows)  # type: ignore[list-item]
+    frame = _spark_frame(spark, "bigint", rows)  # type: ignore[list-item]
     with scratch_staging() as area:
         with pytest.raises(Exception, match="null location"):
             plugin.ExactIndexType().build(spark, frame, "bigint", {}, ["a"], 2)
