@@ -19,13 +19,15 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from lakesieve.errors import IndexCorruptError
-from lakesieve.indexes.exact import partitions, plugin
+from lakesieve.indexes.exact import partitions, plugin, spark_files
 from lakesieve.indexes.exact.loading import load_index
 from lakesieve.indexes.exact.partitioned import PartitionedExactIndex
 from lakesieve.indexes.exact.spark_files import SPARK_FILES_FORMAT, codes_of_table
 from lakesieve.indexes.exact.storage import PARTITIONED_FORMAT
 from lakesieve.ipc_files import read_index_file
+from lakesieve.key_order import KeyOrder
 from lakesieve.model import BuiltIndex, KeyQuery
+from lakesieve.orc_footer import OrcFooterError
 from lakesieve.task_files import folder_reader, scratch_staging
 from lakesieve.testing.index_contract import key_queries, key_values, relations, standard_queries
 
@@ -119,6 +121,50 @@ def test_spark_written_partitions_answer_as_spark_sql(
     assert d["rows"] == len(rows)
     assert d["null_rows"] == sum(1 for k, _ in rows if k is None)
     assert d["locations"] == len(names)
+
+
+@pytest.mark.parametrize("key_type", ["bigint", "int"])
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(data=st.data())
+def test_footer_bounds_equal_sparks_aggregates(
+    spark: Any,
+    key_type: str,
+    small_ranges: None,
+    monkeypatch: pytest.MonkeyPatch,
+    data: st.DataObject,
+) -> None:
+    """Integer keys take each file's bounds from its ORC footer, never a readback job.
+
+    The manifest equals the one built when the footers are unreadable and
+    Spark's own ``min``/``max``/``count`` aggregate the files read back.
+    """
+    rows = data.draw(relations(key_values(key_type)))
+    names = sorted({loc for _, loc in rows})
+    assume(names)
+    assert spark_files.footer_bounds(KeyOrder.of(key_type, "exact"))
+    calls: list[str] = []
+    read_back = spark_files._read_back
+
+    def counted(*args: Any) -> Any:
+        calls.append("read back")
+        return read_back(*args)
+
+    def unreadable(data: bytes) -> Any:
+        raise OrcFooterError("unreadable for the test")
+
+    with monkeypatch.context() as patch:  # undone before hypothesis' next example
+        patch.setattr(spark_files, "_read_back", counted)
+        built, _, _, _ = _build_staged(spark, key_type, rows, names)
+        assert built.meta["format_version"] == SPARK_FILES_FORMAT and calls == []
+        patch.setattr(spark_files, "read_stats", unreadable)
+        again, _, _, _ = _build_staged(spark, key_type, rows, names)
+    assert calls == ["read back"]
+    assert again.meta == built.meta
+    assert again.files["manifest"].equals(built.files["manifest"])
 
 
 def test_timestamps_and_unknown_locations_build_format_2(spark: Any, small_ranges: None) -> None:

@@ -112,10 +112,11 @@ def layout_on_driver(
     return BuiltIndex(files=files, meta=index_meta(order, params, files["manifest"], len(names)))
 
 
-def _partitions(rows_hint: int | None) -> int | None:
+def _partitions(rows_hint: int | None, rows_per: int | None = None) -> int | None:
     if rows_hint is None:
         return None
-    return max(1, min(MAX_PARTITIONS, math.ceil(rows_hint / partitions.ROWS_PER_PARTITION)))
+    per = rows_per or partitions.ROWS_PER_PARTITION
+    return max(1, min(MAX_PARTITIONS, math.ceil(rows_hint / per)))
 
 
 def _ranged(relation: DataFrame, rows_hint: int | None) -> DataFrame:
@@ -202,7 +203,12 @@ def _build_spark_files(
     if codes is None:
         return None
     written = spark_files.write_spark_files(
-        spark, relation, order, area, codes, _partitions(rows_hint)
+        spark,
+        relation,
+        order,
+        area,
+        codes,
+        _partitions(rows_hint, partitions.ROWS_PER_PARTITION * spark_files.ROWS_PER_FILE_FACTOR),
     )
     if written is None:
         log.info("a row's location is not among the %d given: building with ids", len(locations))

@@ -15,28 +15,35 @@ format 3 no Python runs in the tasks:
    ``count`` column. ORC, not Parquet: Hudi readers take any ``.parquet`` file
    under a table's folders for a base file, and an index root usually lies
    inside the table.
-3. A second small job reads the files back and aggregates, per range and
-   location code, the least and greatest key, rows and non-null rows, with
-   Spark's own ordering (NaN above every number, ``-0.0 = 0.0``): the
-   manifest's bounds hold every key of the file, whatever Spark's range
-   boundaries were. A code of no known location (or a null location's)
-   found there makes the build drop the files and fall back to format 2,
-   whose join path handles any location (and names a null one in its error).
+3. Each file's bounds: for integer keys of raw rows (:func:`footer_bounds`)
+   from the file's ORC footer (:mod:`lakesieve.orc_footer`: row count,
+   non-null values, least and greatest key, exact for integers), with the
+   location codes Spark saw collected as it wrote (an ``observe`` on the
+   write); otherwise, or when a footer cannot be read, a second small job
+   reads the files back and aggregates, per range and location code, the
+   least and greatest key, rows and non-null rows, with Spark's own ordering
+   (NaN above every number, ``-0.0 = 0.0``). Either way the manifest's bounds
+   hold every key of the file, whatever Spark's range boundaries were. A code
+   of no known location (or a null location's) makes the build drop the
+   files and fall back to format 2, whose join path handles any location
+   (and names a null one in its error).
 4. The driver moves the files into the state's folder as ``part-<n>.orc``,
    hashes them and writes the manifest and a ``locations`` file (name and
    code of every location).
 
 A partition is read as raw rows (one per relation row, unsorted) and laid
 out on the driver when a query first needs it
-(:func:`partition_from_codes`): about :data:`~lakesieve.indexes.exact.partitions.ROWS_PER_PARTITION`
-rows each, a sort that takes milliseconds per partition. The stored files
-are not sorted; their distinct keys are not counted at build time (the
+(:func:`partition_from_codes`): about :data:`ROWS_PER_FILE_FACTOR` times
+:data:`~lakesieve.indexes.exact.partitions.ROWS_PER_PARTITION` rows each, a sort
+of about 0.15 s per million rows (SF1 ``l_partkey``: a cold point lookup 160 ms, a
+warm one 0.1 ms). The stored files are not sorted; their distinct keys are not counted at build time (the
 manifest's ``keys`` and ``entries`` count non-null rows).
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 import shutil
@@ -49,11 +56,14 @@ from lakesieve.indexes.exact.partitions import file_name, layout_ids, manifest_f
 from lakesieve.ipc_files import ipc_size
 from lakesieve.key_order import KeyOrder
 from lakesieve.location_codes import LocationCodes, code_column
+from lakesieve.orc_footer import OrcFooterError, read_stats
 from lakesieve.task_files import ORC_SUFFIX, StagingArea
 from pyarrow import orc
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import Column, DataFrame, Observation, SparkSession
+
+log = logging.getLogger(__name__)
 
 #: Exact index format whose partitions Spark writes as ORC.
 SPARK_FILES_FORMAT = 3
@@ -71,6 +81,13 @@ SPARK_FILE_KINDS = frozenset(
 #: that counting them before the shuffle leaves almost nothing to move or write
 #: (SF10 ``l_shipdate``: 60M rows, 161,660 pairs).
 COUNTED_TYPES = frozenset({"boolean", "tinyint", "byte", "smallint", "short", "date"})
+
+#: Rows of the relation per Spark-written file, as a multiple of
+#: :data:`~lakesieve.indexes.exact.partitions.ROWS_PER_PARTITION`. Fewer, larger
+#: ranges make a cheaper shuffle on few cores (SF10 on 2 cores: a 120-way range
+#: shuffle written as ORC took 26 s, 64-way 20 s, 16-way 17-19 s; BENCHMARKS.md),
+#: at the cost of a longer first read of a partition by a lookup.
+ROWS_PER_FILE_FACTOR = 2
 
 _SPARK_PART = re.compile(r"^part-(\d+)-.*\.orc$")
 
@@ -182,19 +199,19 @@ def write_spark_files(
         row_count, keyed = F.count(F.lit(1)), F.count("key")
     out = _spark_out(area)
     try:
-        ranged.withColumn("part", F.spark_partition_id()).write.mode("errorifexists").orc(out)
-        stats = (
-            spark.read.orc(out)
-            .groupBy("part", "code")
-            .agg(
-                F.min("key").alias("low"),
-                F.max("key").alias("high"),
-                row_count.alias("rows"),
-                keyed.alias("keyed"),
-                F.count(F.lit(1)).alias("stored"),
+        written = ranged.withColumn("part", F.spark_partition_id())
+        observation = None
+        if footer_bounds(order):
+            from pyspark.sql import Observation
+
+            observation = Observation()
+            written = written.observe(
+                observation, F.collect_set("code").alias("codes"), F.count(F.lit(1)).alias("rows")
             )
-            .toArrow()
-        )
+        written.write.mode("errorifexists").option("compression", "zstd").orc(out)
+        stats = _footer_stats(order, out, observation) if observation is not None else None
+        if stats is None:
+            stats = _read_back(spark, out, row_count, keyed)
         _, known = codes.ids_of(np.asarray(stats.column("code").fill_null(NULL_CODE), np.int64))
         if not known.all():
             return None
@@ -202,6 +219,84 @@ def write_spark_files(
         return records, manifest_rows, locations_present(stats)
     finally:
         shutil.rmtree(out, ignore_errors=True)
+
+
+def footer_bounds(order: KeyOrder) -> bool:
+    """Whether each file's bounds come from its ORC footer (integer keys of raw rows)."""
+    return order.kind.kind == "int" and not counted_before_shuffle(order)
+
+
+def _read_back(spark: SparkSession, out: str, row_count: Column, keyed: Column) -> pa.Table:
+    """Per (range, location code): least and greatest key, rows, non-null rows, stored rows."""
+    from pyspark.sql import functions as F
+
+    return (
+        spark.read.orc(out)
+        .groupBy("part", "code")
+        .agg(
+            F.min("key").alias("low"),
+            F.max("key").alias("high"),
+            row_count.alias("rows"),
+            keyed.alias("keyed"),
+            F.count(F.lit(1)).alias("stored"),
+        )
+        .toArrow()
+    )
+
+
+def _footer_stats(order: KeyOrder, out: str, observation: Observation) -> pa.Table | None:
+    """The readback's table from the files' ORC footers and the write's observed codes.
+
+    Each file is one range, so its footer's row count and key bounds are the
+    range's; the codes Spark saw as it wrote stand for every range (the
+    caller checks them all). ``None`` when a footer cannot be read (the
+    caller then reads the files back).
+    """
+    metrics = observation.get
+    seen = sorted(int(c) for c in metrics["codes"])
+    parts, lows, highs, rows, keyed = [], [], [], [], []
+    for spark_name in sorted(f for f in os.listdir(out) if _SPARK_PART.match(f)):
+        match = _SPARK_PART.match(spark_name)
+        assert match is not None
+        with open(os.path.join(out, spark_name), "rb") as fh:
+            data = fh.read()
+        try:
+            found = read_stats(data)
+        except OrcFooterError as exc:
+            log.info("reading format-3 files back: %s: %s", spark_name, exc)
+            return None
+        if not found.rows:
+            continue
+        key = found.columns.get("key")
+        if key is None:
+            log.info("reading format-3 files back: %s has no integer key column", spark_name)
+            return None
+        parts.append(int(match.group(1)))
+        lows.append(key.minimum)
+        highs.append(key.maximum)
+        rows.append(found.rows)
+        keyed.append(key.values)
+    if sum(rows) != int(metrics["rows"]):
+        raise RuntimeError(
+            f"Spark wrote {metrics['rows']} rows but its files' footers hold {sum(rows)}"
+        )
+    # one row per range, its rows under the first code seen; every code seen on a row
+    # of its own (no rows), so the caller checks and counts them all
+    first = seen[:1] * len(parts)
+    extra = seen[1:] if parts else seen
+    zero = [0] * len(extra)
+    key_arrow = order.arrow_type()
+    return pa.table(
+        {
+            "part": pa.array(parts + [parts[0] if parts else 0] * len(extra), pa.int32()),
+            "code": pa.array(first + extra, pa.int64()),
+            "low": pa.array(lows + [None] * len(extra), key_arrow),
+            "high": pa.array(highs + [None] * len(extra), key_arrow),
+            "rows": pa.array(rows + zero, pa.int64()),
+            "keyed": pa.array(keyed + zero, pa.int64()),
+            "stored": pa.array(rows + zero, pa.int64()),
+        }
+    )
 
 
 def _per_part(order: KeyOrder, stats: pa.Table) -> dict[int, dict[str, Any]]:
