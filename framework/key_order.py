@@ -62,6 +62,7 @@ from lakesieve.keys import (
     micros,
     parse_key_type,
 )
+from lakesieve.unique import unique_ints
 
 __all__ = ["SUPPORTED_KEY_TYPES", "Form", "KeyOrder", "QueryForms"]
 
@@ -218,7 +219,7 @@ class KeyOrder:
     def sorted_unique(self, forms: list[Any]) -> np.ndarray:
         """Query forms sorted, duplicates removed, as an array comparable with :meth:`array`."""
         if self.form == "int64":
-            return np.unique(np.asarray(forms, dtype=np.int64))
+            return unique_ints(np.asarray(forms, dtype=np.int64))
         out = np.empty(len(set(forms)), dtype=object)
         out[:] = sorted(set(forms))
         return out

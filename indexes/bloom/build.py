@@ -56,6 +56,7 @@ from lakesieve.location_codes import CODE_COLUMN, LocationCodes, code_column
 from lakesieve.location_ids import location_names, with_location_ids
 from lakesieve.model import BuiltIndex
 from lakesieve.session import default_parallelism
+from lakesieve.unique import unique_ints
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -128,7 +129,7 @@ def filter_row(
     location = table.column("location")[0].as_py() if table.num_rows else ""
     hashes, valid = key_hashes(table.column("key"), order)
     cnt = np.asarray(table.column("cnt").combine_chunks().fill_null(0), dtype=np.int64)
-    added = np.unique(hashes[valid & (cnt > 0)])
+    added = unique_ints(hashes[valid & (cnt > 0)])
     row = _filter_of_hashes(
         location,
         added,
@@ -187,13 +188,13 @@ def filters_of_coded(
             held[i] = held.get(i, 0) + int(b - a)
             if held[i] > limit.get(i, COMPACT_HASHES):
                 # bound a location's held hashes by about twice its distinct keys
-                distinct = np.unique(np.concatenate(hashes[i]))
+                distinct = unique_ints(np.concatenate(hashes[i]))
                 hashes[i], held[i] = [distinct], len(distinct)
                 limit[i] = max(COMPACT_HASHES, 2 * len(distinct))
     out = []
     for loc in np.flatnonzero(rows).tolist():
         parts = hashes.pop(loc, [])
-        added = np.unique(np.concatenate(parts)) if parts else np.zeros(0, np.uint64)
+        added = unique_ints(np.concatenate(parts)) if parts else np.zeros(0, np.uint64)
         out.append(
             _filter_of_hashes(
                 codes.names[loc], added, int(rows[loc]), int(nulls[loc]), fpp, expected_keys, None

@@ -25,6 +25,7 @@ from lakesieve.indexes.bloom.storage import FILTERS_SCHEMA, FORMAT_VERSION
 from lakesieve.ipc_files import stored_size
 from lakesieve.key_order import KeyOrder
 from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
+from lakesieve.unique import unique_ints
 
 
 class BloomFormatError(ValueError):
@@ -78,7 +79,7 @@ class BloomIndex:
     def points(self, values: list[Any]) -> frozenset[str]:
         """Locations whose filter may hold one of ``values``."""
         hashes = [h for v in values for h in value_hashes(v, self.order)]
-        wanted = np.unique(np.array(hashes, dtype=np.uint64))
+        wanted = unique_ints(np.array(hashes, dtype=np.uint64))
         hit = probe_locations(wanted, self.num_bits, self.num_hashes, self.byte_offset, self.data)
         return frozenset(self.locations[hit].tolist())
 

@@ -25,6 +25,7 @@ from lakesieve.indexes.exact.storage import ENTRIES_SCHEMA, FORMAT_VERSION, LOCA
 from lakesieve.ipc_files import stored_size
 from lakesieve.key_order import KeyOrder
 from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
+from lakesieve.unique import unique_ints
 
 
 class ExactFormatError(ValueError):
@@ -71,7 +72,7 @@ class ExactIndex:
     # --------------------------------------------------------------- queries
 
     def _names(self, loc_ids: np.ndarray) -> frozenset[str]:
-        return frozenset(self.locations[np.unique(loc_ids)].tolist())
+        return frozenset(self.locations[unique_ints(loc_ids)].tolist())
 
     def _search(self, form: Any, side: str) -> int:
         probe = np.array([form], dtype=self.forms.dtype)

@@ -78,6 +78,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from lakesieve.indexes.sieve.params import SieveParams
+from lakesieve.unique import unique_ints
 
 _U64 = np.uint64
 _TWO64 = 1 << 64
@@ -410,7 +411,7 @@ def _chain(
     """``(width, blocks, point sum, entries)`` for widths ``first_width * 2**j`` up to ``span``."""
     out: list[tuple[int, int, float, int]] = []
     slots = diffs // _U64(first_width)
-    codes = np.unique(slots[key_of_entry] * _U64(n_loc) + locs.astype(_U64))
+    codes = unique_ints(slots[key_of_entry] * _U64(n_loc) + locs.astype(_U64))
     width = first_width
     while width <= span:
         n_slots = span // width + 1
@@ -418,7 +419,7 @@ def _chain(
         out.append((width, n_slots, psum, entries))
         width <<= 1
         slots = slots >> _U64(1)
-        codes = np.unique((codes // _U64(n_loc) >> _U64(1)) * _U64(n_loc) + codes % _U64(n_loc))
+        codes = unique_ints((codes // _U64(n_loc) >> _U64(1)) * _U64(n_loc) + codes % _U64(n_loc))
     return out
 
 
@@ -454,7 +455,7 @@ def choose_width(
     diffs = keys.view(_U64) - _U64(kmin % _TWO64)
     key_of_entry = np.repeat(np.arange(n), sizes)
     n_loc = int(locs.max()) + 1
-    seg_locs = len(np.unique(locs))
+    seg_locs = len(unique_ints(locs))
     by_width: dict[int, tuple[int, int, float, int]] = {}
     for slots in sorted({floor_slots, budget_slots} - {0, 1}):
         for cand in _chain(diffs, key_of_entry, locs, n_loc, span, span // slots + 1):

@@ -23,6 +23,7 @@ from lakesieve.files import paths
 from lakesieve.model import ReadUnit
 from lakesieve.plugins.iceberg.errors import IcebergFeatureError
 from lakesieve.plugins.iceberg.snapshot import POSITION, parse_delete_entry
+from lakesieve.unique import unique_ints
 
 #: Columns of a position delete file.
 FILE_PATH = "file_path"
@@ -85,4 +86,4 @@ def deleted_positions(data_file_path: str, delete_paths: Sequence[str]) -> np.nd
         parts.append(table.filter(mask).column(POS).to_numpy())
     if not parts:
         return np.empty(0, dtype=np.int64)
-    return np.unique(np.concatenate(parts).astype(np.int64))
+    return unique_ints(np.concatenate(parts).astype(np.int64))
