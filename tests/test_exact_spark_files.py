@@ -167,6 +167,22 @@ def test_footer_bounds_equal_sparks_aggregates(
     assert again.files["manifest"].equals(built.files["manifest"])
 
 
+def test_one_file_per_range_whatever_the_sessions_file_size(spark: Any, small_ranges: None) -> None:
+    """A session limiting records per file still gets one file per range, and exact answers."""
+    rows = [(i % 23, f"loc-{i % 4}") for i in range(120)] + [(None, "loc-1")]
+    names = sorted({loc for _, loc in rows})
+    before = spark.conf.get("spark.sql.files.maxRecordsPerFile")
+    spark.conf.set("spark.sql.files.maxRecordsPerFile", "2")
+    try:
+        built, on_disk, index, frame = _build_staged(spark, "bigint", rows, names)
+    finally:
+        spark.conf.set("spark.sql.files.maxRecordsPerFile", before)
+    assert built.meta["format_version"] == SPARK_FILES_FORMAT
+    assert on_disk == sorted(os.path.basename(r["path"]) for r in built.written)
+    for q in standard_queries(rows):
+        assert index.lookup(q).locations == _spark_truth(frame, "bigint", q), q
+
+
 def test_timestamps_and_unknown_locations_build_format_2(spark: Any, small_ranges: None) -> None:
     rows = [(i % 7, f"part=0/fg-{i % 3}") for i in range(40)] + [(None, "part=0/fg-9")]
     names = sorted({loc for _, loc in rows})

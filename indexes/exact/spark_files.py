@@ -208,7 +208,9 @@ def write_spark_files(
             written = written.observe(
                 observation, F.collect_set("code").alias("codes"), F.count(F.lit(1)).alias("rows")
             )
-        written.write.mode("errorifexists").option("compression", "zstd").orc(out)
+        # one file per range, whatever the session's spark.sql.files.maxRecordsPerFile
+        writer = written.write.mode("errorifexists").option("maxRecordsPerFile", 0)
+        writer.option("compression", "zstd").orc(out)
         stats = _footer_stats(order, out, observation) if observation is not None else None
         if stats is None:
             stats = _read_back(spark, out, row_count, keyed)
