@@ -17,6 +17,7 @@ file's rows instead.
 
 from __future__ import annotations
 
+import os
 import zlib
 from dataclasses import dataclass
 
@@ -138,6 +139,14 @@ def _one(fields: list[tuple[int, int | bytes]], number: int, default: int = 0) -
     return found[-1] if found else default
 
 
+def _required(fields: list[tuple[int, int | bytes]], number: int, what: str) -> int:
+    """A varint field that must be present (a missing count is unknown, not zero)."""
+    found = [v for n, v in fields if n == number and isinstance(v, int)]
+    if not found:
+        raise OrcFooterError(f"{what} is missing")
+    return found[-1]
+
+
 def _zstd_content_size(frame: bytes) -> int:
     """The decompressed size a zstd frame's header states (the specification's ``Frame_Content_Size``)."""
     if len(frame) < 6 or frame[:4] != _ZSTD_MAGIC:
@@ -187,7 +196,7 @@ def _inflate(buf: bytes, compression: int, block_size: int) -> bytes:
 
 def _column_stats(name: str, kind: int, message: bytes) -> ColumnStats:
     fields = _fields(message)
-    values = _one(fields, 1)
+    values = _required(fields, 1, f"column {name}'s count of values")
     has_null = bool(_one(fields, 10))
     stats_field = 7 if kind == 15 else 2
     found = [v for n, v in fields if n == stats_field and isinstance(v, bytes)]
@@ -213,18 +222,62 @@ def read_stats(data: bytes) -> FileStats:
     """
     if len(data) < 4 or data[:3] != b"ORC":
         raise OrcFooterError("not an ORC file")
-    ps_len = data[-1]
-    if ps_len + 1 > len(data):
+    return _from_tail(data)
+
+
+def read_file_stats(path: str) -> FileStats:
+    """:func:`read_stats` of the ORC file at ``path``, reading only its first bytes and its tail.
+
+    Raises:
+        OrcFooterError: as :func:`read_stats`, naming ``path``.
+    """
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size < 4 or fh.read(3) != b"ORC":
+                raise OrcFooterError("not an ORC file")
+            take = min(size, _TAIL_GUESS)
+            fh.seek(size - take)
+            tail = fh.read(take)
+            needed = _tail_length(tail)
+            if needed + 3 > size:
+                raise OrcFooterError("the footer runs past the start of the file")
+            if needed > len(tail):
+                fh.seek(size - needed)
+                tail = fh.read(needed)
+        return _from_tail(tail)
+    except OrcFooterError as exc:
+        raise OrcFooterError(f"{path}: {exc}") from exc
+
+
+def _postscript(tail: bytes) -> list[tuple[int, int | bytes]]:
+    ps_len = tail[-1]
+    if ps_len + 1 > len(tail):
         raise OrcFooterError("the postscript runs past the start of the file")
-    postscript = _fields(data[-1 - ps_len : -1])
+    return _fields(tail[-1 - ps_len : -1])
+
+
+def _tail_length(tail: bytes) -> int:
+    """How many bytes at the end of the file its postscript and footer take."""
+    if not tail:
+        raise OrcFooterError("the file is empty")
+    return 1 + tail[-1] + _required(_postscript(tail), 1, "the postscript's footer length")
+
+
+def _from_tail(tail: bytes) -> FileStats:
+    """The statistics of a file whose last bytes (at least postscript and footer) are ``tail``."""
+    if not tail:
+        raise OrcFooterError("the file is empty")
+    ps_len = tail[-1]
+    postscript = _postscript(tail)
     compression = _one(postscript, 2)
     if compression not in (_NONE, _ZLIB, _ZSTD):
         raise OrcFooterError(f"unsupported ORC compression kind {compression}")
-    footer_len = _one(postscript, 1)
-    end = len(data) - 1 - ps_len
+    footer_len = _required(postscript, 1, "the postscript's footer length")
+    end = len(tail) - 1 - ps_len
     if footer_len > end:
         raise OrcFooterError("the footer runs past the start of the file")
-    footer = _fields(_inflate(data[end - footer_len : end], compression, _one(postscript, 3)))
+    footer = _fields(_inflate(tail[end - footer_len : end], compression, _one(postscript, 3)))
     types = [_fields(v) for n, v in footer if n == 4 and isinstance(v, bytes)]
     stats = [v for n, v in footer if n == 7 and isinstance(v, bytes)]
     if not types or _one(types[0], 1) != _STRUCT:
@@ -242,4 +295,4 @@ def read_stats(data: bytes) -> FileStats:
         kind = _one(types[column], 1)
         if kind in INTEGER_KINDS:
             columns[name] = _column_stats(name, kind, stats[column])
-    return FileStats(rows=_one(footer, 6), columns=columns)
+    return FileStats(rows=_required(footer, 6, "the footer's row count"), columns=columns)

@@ -153,14 +153,14 @@ def test_footer_bounds_equal_sparks_aggregates(
         calls.append("read back")
         return read_back(*args)
 
-    def unreadable(data: bytes) -> Any:
+    def unreadable(path: str) -> Any:
         raise OrcFooterError("unreadable for the test")
 
     with monkeypatch.context() as patch:  # undone before hypothesis' next example
         patch.setattr(spark_files, "_read_back", counted)
         built, _, _, _ = _build_staged(spark, key_type, rows, names)
         assert built.meta["format_version"] == SPARK_FILES_FORMAT and calls == []
-        patch.setattr(spark_files, "read_stats", unreadable)
+        patch.setattr(spark_files, "read_file_stats", unreadable)
         again, _, _, _ = _build_staged(spark, key_type, rows, names)
     assert calls == ["read back"]
     assert again.meta == built.meta

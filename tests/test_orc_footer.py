@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import os
+import tempfile
 from typing import Any
 
 import pyarrow as pa
@@ -19,7 +20,7 @@ import pyarrow.compute as pc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lakesieve.orc_footer import OrcFooterError, read_stats
+from lakesieve.orc_footer import ColumnStats, OrcFooterError, read_file_stats, read_stats
 from pyarrow import orc
 
 _TYPES = {
@@ -84,6 +85,11 @@ def test_pyarrow_written_files(table: pa.Table, compression: str, block: int | N
     stats = read_stats(data)
     read = orc.ORCFile(pa.BufferReader(data)).read()
     assert stats.rows == read.num_rows == table.num_rows
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "t.orc")
+        with open(path, "wb") as fh:
+            fh.write(data)
+        assert read_file_stats(path) == stats
     assert set(stats.columns) == {n for n in table.column_names if n != "text"}
     for name, found in stats.columns.items():
         assert (found.values, found.has_null, found.minimum, found.maximum) == _expected(
@@ -152,3 +158,61 @@ def test_strings_and_floats_are_not_read() -> None:
     stats = read_stats(_orc_bytes(table))
     assert list(stats.columns) == ["k"]
     assert (stats.columns["k"].minimum, stats.columns["k"].maximum) == (3, 3)
+
+
+def test_file_footer_larger_than_the_first_read(tmp_path: Any) -> None:
+    """A footer longer than the tail read at first is read in full from the file."""
+    table = pa.table({f"c{i}": pa.array([i, -i, None], pa.int64()) for i in range(3000)})
+    data = _orc_bytes(table, compression="uncompressed")
+    path = tmp_path / "wide.orc"
+    path.write_bytes(data)
+    found = read_file_stats(str(path))
+    assert found == read_stats(data)
+    assert len(found.columns) == 3000 and found.rows == 3
+    assert (found.columns["c2999"].minimum, found.columns["c2999"].maximum) == (-2999, 2999)
+    (tmp_path / "short.orc").write_bytes(data[:-10])
+    with pytest.raises(OrcFooterError, match=r"short\.orc"):
+        read_file_stats(str(tmp_path / "short.orc"))
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low, value = value & 0x7F, value >> 7
+        out.append(low | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def _field(number: int, value: int | bytes) -> bytes:
+    if isinstance(value, int):
+        return _varint(number << 3) + _varint(value)
+    return _varint(number << 3 | 2) + _varint(len(value)) + value
+
+
+def _hand_made(rows: bool, values: bool) -> bytes:
+    """An uncompressed ORC tail of one ``long`` column ``k`` (3 rows, -2..5), fields optional."""
+    root = _field(1, 12) + _field(2, 1) + _field(3, b"k")
+    long_type = _field(1, 4)
+    bounds = _field(1, 3) + _field(2, 10)  # zigzag of -2 and 5
+    column = (_field(1, 3) if values else b"") + _field(2, bounds)
+    footer = (
+        _field(4, root)
+        + _field(4, long_type)
+        + _field(7, _field(1, 3))
+        + _field(7, column)
+        + (_field(6, 3) if rows else b"")
+    )
+    postscript = _field(1, len(footer)) + _field(2, 0) + _field(8000, b"ORC")
+    return b"ORC" + footer + postscript + bytes([len(postscript)])
+
+
+def test_missing_counts_raise() -> None:
+    """A footer without its row count or a column without its count of values is unreadable, not empty."""
+    found = read_stats(_hand_made(rows=True, values=True))
+    assert found.rows == 3
+    assert found.columns["k"] == ColumnStats("k", "long", 3, False, -2, 5)
+    with pytest.raises(OrcFooterError, match="row count is missing"):
+        read_stats(_hand_made(rows=False, values=True))
+    with pytest.raises(OrcFooterError, match="count of values is missing"):
+        read_stats(_hand_made(rows=True, values=False))

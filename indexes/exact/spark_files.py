@@ -48,6 +48,7 @@ import os
 import re
 import shutil
 import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -56,8 +57,9 @@ from lakesieve.indexes.exact.partitions import file_name, layout_ids, manifest_f
 from lakesieve.ipc_files import ipc_size
 from lakesieve.key_order import KeyOrder
 from lakesieve.location_codes import LocationCodes, code_column
-from lakesieve.orc_footer import OrcFooterError, read_stats
+from lakesieve.orc_footer import OrcFooterError, read_file_stats
 from lakesieve.task_files import ORC_SUFFIX, StagingArea
+from lakesieve.unique import unique_ints
 from pyarrow import orc
 
 if TYPE_CHECKING:
@@ -211,14 +213,16 @@ def write_spark_files(
         # one file per range, whatever the session's spark.sql.files.maxRecordsPerFile
         writer = written.write.mode("errorifexists").option("maxRecordsPerFile", 0)
         writer.option("compression", "zstd").orc(out)
-        stats = _footer_stats(order, out, observation) if observation is not None else None
-        if stats is None:
-            stats = _read_back(spark, out, row_count, keyed)
-        _, known = codes.ids_of(np.asarray(stats.column("code").fill_null(NULL_CODE), np.int64))
+        written_ranges = (
+            _footer_ranges(order, out, observation) if observation is not None else None
+        )
+        if written_ranges is None:
+            written_ranges = _ranges_read_back(order, _read_back(spark, out, row_count, keyed))
+        _, known = codes.ids_of(written_ranges.codes)
         if not known.all():
             return None
-        records, manifest_rows = _move_files(order, area, out, stats)
-        return records, manifest_rows, locations_present(stats)
+        records, manifest_rows = _move_files(area, out, written_ranges.ranges)
+        return records, manifest_rows, len(written_ranges.codes)
     finally:
         shutil.rmtree(out, ignore_errors=True)
 
@@ -246,26 +250,42 @@ def _read_back(spark: SparkSession, out: str, row_count: Column, keyed: Column) 
     )
 
 
-def _footer_stats(order: KeyOrder, out: str, observation: Observation) -> pa.Table | None:
-    """The readback's table from the files' ORC footers and the write's observed codes.
+@dataclass(frozen=True)
+class _Ranges:
+    """What Spark wrote: each range's bounds and counts, and the location codes on its rows.
+
+    Attributes:
+        ranges: by range number (Spark's partition id): ``low`` and ``high``
+            (one-element Arrow arrays, null when the range holds no key),
+            ``rows``, ``keyed`` (rows with a key) and ``stored`` (rows in its file).
+        codes: the distinct location codes of every row (a null location's is
+            :data:`NULL_CODE`), as int64.
+    """
+
+    ranges: dict[int, dict[str, Any]]
+    codes: np.ndarray
+
+
+def _footer_ranges(order: KeyOrder, out: str, observation: Observation) -> _Ranges | None:
+    """The ranges from the files' ORC footers, the codes from what the write observed.
 
     Each file is one range, so its footer's row count and key bounds are the
-    range's; the codes Spark saw as it wrote stand for every range (the
-    caller checks them all). ``None`` when a footer cannot be read (the
-    caller then reads the files back).
+    range's. ``None`` when a footer cannot be read (the caller then reads the
+    files back).
+
+    Raises:
+        RuntimeError: the footers' rows disagree with the rows Spark counted as it wrote.
     """
     metrics = observation.get
-    seen = sorted(int(c) for c in metrics["codes"])
-    parts, lows, highs, rows, keyed = [], [], [], [], []
+    key_arrow = order.arrow_type()
+    ranges: dict[int, dict[str, Any]] = {}
     for spark_name in sorted(f for f in os.listdir(out) if _SPARK_PART.match(f)):
         match = _SPARK_PART.match(spark_name)
         assert match is not None
-        with open(os.path.join(out, spark_name), "rb") as fh:
-            data = fh.read()
         try:
-            found = read_stats(data)
+            found = read_file_stats(os.path.join(out, spark_name))
         except OrcFooterError as exc:
-            log.info("reading format-3 files back: %s: %s", spark_name, exc)
+            log.info("reading format-3 files back: %s", exc)
             return None
         if not found.rows:
             continue
@@ -273,32 +293,26 @@ def _footer_stats(order: KeyOrder, out: str, observation: Observation) -> pa.Tab
         if key is None:
             log.info("reading format-3 files back: %s has no integer key column", spark_name)
             return None
-        parts.append(int(match.group(1)))
-        lows.append(key.minimum)
-        highs.append(key.maximum)
-        rows.append(found.rows)
-        keyed.append(key.values)
-    if sum(rows) != int(metrics["rows"]):
-        raise RuntimeError(
-            f"Spark wrote {metrics['rows']} rows but its files' footers hold {sum(rows)}"
-        )
-    # one row per range, its rows under the first code seen; every code seen on a row
-    # of its own (no rows), so the caller checks and counts them all
-    first = seen[:1] * len(parts)
-    extra = seen[1:] if parts else seen
-    zero = [0] * len(extra)
-    key_arrow = order.arrow_type()
-    return pa.table(
-        {
-            "part": pa.array(parts + [parts[0] if parts else 0] * len(extra), pa.int32()),
-            "code": pa.array(first + extra, pa.int64()),
-            "low": pa.array(lows + [None] * len(extra), key_arrow),
-            "high": pa.array(highs + [None] * len(extra), key_arrow),
-            "rows": pa.array(rows + zero, pa.int64()),
-            "keyed": pa.array(keyed + zero, pa.int64()),
-            "stored": pa.array(rows + zero, pa.int64()),
+        ranges[int(match.group(1))] = {
+            "low": pa.array([key.minimum], key_arrow),
+            "high": pa.array([key.maximum], key_arrow),
+            "rows": found.rows,
+            "keyed": key.values,
+            "stored": found.rows,
         }
-    )
+    total = sum(r["rows"] for r in ranges.values())
+    if total != int(metrics["rows"]):
+        raise RuntimeError(
+            f"Spark wrote {metrics['rows']} rows but its files' footers hold {total}"
+        )
+    seen = unique_ints(np.asarray([int(c) for c in metrics["codes"]], np.int64))
+    return _Ranges(ranges, seen)
+
+
+def _ranges_read_back(order: KeyOrder, stats: pa.Table) -> _Ranges:
+    """The ranges and codes from the readback's rows per (range, location code)."""
+    codes = np.asarray(stats.column("code").fill_null(NULL_CODE), np.int64)
+    return _Ranges(_per_part(order, stats), unique_ints(codes))
 
 
 def _per_part(order: KeyOrder, stats: pa.Table) -> dict[int, dict[str, Any]]:
@@ -333,10 +347,13 @@ def _per_part(order: KeyOrder, stats: pa.Table) -> dict[int, dict[str, Any]]:
 
 
 def _move_files(
-    order: KeyOrder, area: StagingArea, out: str, stats: pa.Table
+    area: StagingArea, out: str, ranges: dict[int, dict[str, Any]]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Move Spark's files into ``area`` as ``part-<n>.orc``; their records and manifest rows."""
-    by_part = _per_part(order, stats)
+    """Move Spark's files into ``area`` as ``part-<n>.orc``; their records and manifest rows.
+
+    Each file is read once whole (its hash); its row count comes from its footer.
+    """
+    by_part = dict(ranges)
     records: list[dict[str, Any]] = []
     manifest_rows: list[dict[str, Any]] = []
     spark_files = sorted(f for f in os.listdir(out) if _SPARK_PART.match(f))
@@ -344,22 +361,23 @@ def _move_files(
         match = _SPARK_PART.match(spark_name)
         assert match is not None
         source = os.path.join(out, spark_name)
-        with open(source, "rb") as fh:
-            data = fh.read()
-        stored = orc.ORCFile(pa.BufferReader(data)).nrows
+        stored = orc.ORCFile(source).nrows
         if stored == 0:  # Spark writes one empty file when every range is empty
             continue
         summary = by_part.pop(int(match.group(1)), None)
         if summary is None or summary["stored"] != stored:
             raise RuntimeError(f"Spark's file {spark_name} and the rows read back disagree")
+        with open(source, "rb") as fh:
+            digest = hashlib.file_digest(fh, "sha256").hexdigest()
+            size = os.fstat(fh.fileno()).st_size
         name = file_name(number)
         os.replace(source, os.path.join(area.folder, f"{name}{ORC_SUFFIX}"))
         rows, with_key = summary["rows"], summary["keyed"]
         records.append(
             {
                 "name": name,
-                "sha256": hashlib.sha256(data).hexdigest(),
-                "size_bytes": len(data),
+                "sha256": digest,
+                "size_bytes": size,
                 "rows": stored,
                 "suffix": ORC_SUFFIX,
             }
@@ -373,7 +391,7 @@ def _move_files(
                 "entries": with_key,
                 "row_count": rows,
                 "null_rows": rows - with_key,
-                "size_bytes": len(data),
+                "size_bytes": size,
             }
         )
     if by_part:
@@ -381,11 +399,6 @@ def _move_files(
             f"no file of Spark's holds the rows read back for ranges {sorted(by_part)}"
         )
     return records, manifest_rows
-
-
-def locations_present(stats: pa.Table) -> int:
-    """How many distinct locations the readback's rows name."""
-    return len(set(stats.column("code").to_pylist()))
 
 
 def with_sizes(manifest: pa.Table, files: dict[str, pa.Table]) -> pa.Table:
