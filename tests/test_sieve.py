@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lakesieve import registry
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
-from lakesieve.indexes.sieve import build_local, load_index, parse_options, plugin
+from lakesieve.indexes.sieve import build_local, load_index, parse_options, plugin, segments
 from lakesieve.indexes.sieve.build import walk_coded_partition
 from lakesieve.indexes.sieve.codec import FILE_NAME, decode, from_table
 from lakesieve.indexes.sieve.legacy import write_v1
@@ -397,19 +397,22 @@ def _assert_covers_every_pair(segs: Any, pairs: dict[tuple[int, int], int]) -> N
     st.lists(st.tuples(st.integers(0, 400), st.integers(0, 5)), min_size=1, max_size=300),
     st.integers(1, 7),
     st.randoms(use_true_random=False),
+    st.booleans(),
 )
 def test_coded_walk_equals_the_walk_of_sorted_pairs(
-    rows: list[tuple[int, int]], batch_size: int, rnd: Any
+    rows: list[tuple[int, int]], batch_size: int, rnd: Any, counted: bool
 ) -> None:
     """The mapInArrow body: any batch cut, any order, hashed codes -> segments covering every pair.
 
-    Checked against the pairs themselves (:func:`_assert_covers_every_pair`) and,
-    as a consistency check, against the in-memory walk of the same pairs.
+    Batches hold pairs with their counts (``cnt``, small key domains) or the
+    rows themselves, uncounted. Checked against the pairs themselves
+    (:func:`_assert_covers_every_pair`) and, as a consistency check, against
+    the in-memory walk of the same pairs.
     """
     pairs: dict[tuple[int, int], int] = {}
     for key, loc in rows:
         pairs[(key, loc)] = pairs.get((key, loc), 0) + 1
-    items = list(pairs.items())
+    items = list(pairs.items()) if counted else [(row, 1) for row in rows]
     rnd.shuffle(items)
     codes = np.array(sorted(rnd.sample(range(-(2**40), 2**40), 6)), np.int64)
     code_ids = np.array(rnd.sample(range(6), 6), np.int32)  # ids in name order, not code order
@@ -419,9 +422,9 @@ def test_coded_walk_equals_the_walk_of_sorted_pairs(
             [
                 pa.array([k for (k, _), _ in chunk], pa.int64()),
                 pa.array([code_of[loc] for (_, loc), _ in chunk], pa.int64()),
-                pa.array([n for _, n in chunk], pa.int64()),
+                *([pa.array([n for _, n in chunk], pa.int64())] if counted else []),
             ],
-            names=["key", "code", "cnt"],
+            names=["key", "code", "cnt"] if counted else ["key", "code"],
         )
         for chunk in (items[i : i + batch_size] for i in range(0, len(items), batch_size))
     ]
@@ -710,3 +713,53 @@ def test_budget_gives_small_tables_fine_blocks() -> None:
         got = coarse.lookup(KeyQuery("points", values=(k,))).locations
         assert got is not None and truth <= got and len(got) == 18
     assert fine.describe()["entries"] <= 16_384
+
+
+@settings(
+    max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    triples=st.lists(
+        st.tuples(
+            st.one_of(st.integers(-50, 50), st.integers(-(2**63), 2**63 - 1)),
+            st.integers(0, 40),
+            st.integers(1, 5),
+        ),
+        min_size=1,
+        max_size=400,
+    ),
+    options=st.sampled_from([{}, {"min_run_keys": "2", "min_keys_per_block": "2"}]),
+    budget=st.sampled_from([None, 5.0, 500.0]),
+)
+def test_dense_tables_and_sorts_walk_alike(
+    triples: list[tuple[int, int, int]],
+    options: dict[str, str],
+    budget: float | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The walk's dense (key, location) and (block, location) tables give what its sorts give."""
+    keys = np.array([t[0] for t in triples], np.int64)
+    locs = np.array([t[1] for t in triples], np.int32)
+    counts = np.array([t[2] for t in triples], np.int64)
+    params = SieveParams.from_dict(options)
+    dense = walk(keys, locs, counts, params, budget)
+    with monkeypatch.context() as patch:
+        patch.setattr(segments, "_DENSE_CELLS", 0)
+        patch.setattr(segments, "_DENSE_PER_ROW", 0)
+        sorted_ = walk(keys, locs, counts, params, budget)
+    for name in (
+        "seg_min",
+        "seg_max",
+        "seg_width",
+        "seg_blocks",
+        "seg_keys",
+        "block_entries",
+        "entry_loc",
+        "entry_count",
+    ):
+        got, want = getattr(dense, name), getattr(sorted_, name)
+        assert got.dtype == want.dtype and got.tolist() == want.tolist(), name
+    pairs: dict[tuple[int, int], int] = {}
+    for key, loc, n in triples:
+        pairs[(key, loc)] = pairs.get((key, loc), 0) + n
+    _assert_covers_every_pair(dense, pairs)

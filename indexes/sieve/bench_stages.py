@@ -88,7 +88,7 @@ def _column_stages(
     from pyspark.sql import functions as F
 
     rel = relation.select(F.col(col).alias("key"), F.col(LOCATION_COLUMN).alias("location"))
-    pairs = pair_counts(rel.select("key", F.xxhash64("location").alias("code")), n_parts)
+    pairs = pair_counts(rel.select("key", F.xxhash64("location").alias("code")), n_parts, key_type)
     counted: list[int] = []
 
     def sort() -> None:

@@ -13,18 +13,21 @@ with one shuffle of the rows:
    location string. (When two names share a hash — not seen in practice,
    but checked — the code is the location id, from a broadcast join.)
 3. These rows are range-partitioned by the column's own key
-   (``repartitionByRange``), so all rows of one key land in one partition;
-   ``groupBy(key, code).count()`` then runs inside each partition (the range
-   partitioning already clusters the groups: no second shuffle); each
-   partition holds the (key, location) pairs of a contiguous key range, in
-   no particular order. (Rows handed over uncounted instead measured slower
-   at SF10: ``l_orderkey`` 30.7 s against 25.1 s, ``l_partkey`` 38.0 s
-   against 38.4 s: the walk's numpy sort pays for every repeat.)
+   (``repartitionByRange``), so all rows of one key land in one partition,
+   which thus holds the rows of a contiguous key range, in no particular
+   order (:func:`pair_counts`). For keys of small domains
+   (:data:`COUNTED_KEY_TYPES`) ``groupBy(key, code).count()`` then runs
+   inside each partition (no second shuffle) and hands over one row per
+   pair; other keys are handed over row by row and counted in the walk
+   (a dense (key, location) table when the partition's key span allows,
+   else a sort). At SF10 ``l_partkey`` (60M rows, 48M pairs) Spark's hash
+   aggregate cost more than the hand-over it saved: 36.6-40.6 s counted,
+   27.9-28.6 s uncounted; ``l_orderkey`` 26.2 s against 25.5 s.
 4. ``mapInArrow`` (:func:`walk_coded_partition`) maps keys to int64
    (:func:`lakesieve.key_arrays.map_keys_arrow`) and codes to location ids, and
    runs the segmentation walk (:func:`lakesieve.indexes.sieve.segments.walk`,
-   which sorts the triples in numpy) on the (key, location id, rows) triples
-   of its key range, emitting one row per segment.
+   which counts and orders the triples in numpy) on the (key, location id,
+   rows) triples of its key range, emitting one row per segment.
 5. The driver collects only those segment rows (``toArrow``), small by
    construction, and assembles the stored tables.
 
@@ -36,10 +39,11 @@ are counted in the walk's tasks. A row whose location was not given, or
 two names sharing a hash, sends the build back to step 1.
 
 No step collects keys on the driver, and no step persists anything. Memory
-of one walk task is proportional to the pairs of its partition, not to its
-rows (rows are counted per pair in the JVM, spilling as Spark does).
-Partition count: enough partitions for about ``partition_pairs`` pairs each
-(worker memory; pairs as estimated in step 1), and up to Spark's default
+of one walk task is proportional to the rows it is handed: its pairs for
+small key domains (counted in the JVM, spilling as Spark does), its rows
+otherwise. Partition count: enough partitions for about ``partition_pairs``
+such rows each (worker memory; pairs as estimated in step 1, or rows with a
+key when they are handed over uncounted), and up to Spark's default
 parallelism when there is work for it (at least ~100k pairs each). The
 index's ``budget_entries`` is split evenly over the partitions.
 """
@@ -80,6 +84,13 @@ SEGMENT_ROW_DDL = (
 
 _MIN_PAIRS_PER_TASK = 100_000
 
+#: Key types of small domains, whose rows repeat a (key, location) pair so
+#: often that Spark counts them before the walk (SF10 ``l_shipdate``: 60M
+#: rows, 161,660 pairs). Rows of other keys go to the walk uncounted: at SF10
+#: ``l_partkey`` (60M rows, 48M pairs) Spark's hash aggregate cost more than
+#: handing the rows over and counting them in numpy.
+COUNTED_KEY_TYPES = frozenset({"boolean", "tinyint", "byte", "smallint", "short", "date"})
+
 log = logging.getLogger(__name__)
 
 
@@ -99,8 +110,9 @@ def walk_coded_partition(
     segments the triples. Memory is proportional to the partition's pairs.
 
     Args:
-        batches: Arrow batches of ``key`` (column type), ``code`` (int64) and
-            ``cnt`` (int64, rows of the pair).
+        batches: Arrow batches of ``key`` (column type), ``code`` (int64) and,
+            when Spark counted them (:func:`pair_counts`), ``cnt`` (int64, rows
+            of the pair); without it each row counts once.
         key_type: the key column's Spark type string.
         params: build parameters.
         budget: this partition's share of ``budget_entries``.
@@ -116,10 +128,17 @@ def walk_coded_partition(
         keys.append(_mapped_keys(batch.column(0), key_type))
         codes_in = np.asarray(batch.column(1), dtype=np.int64)
         locs.append(code_ids[np.searchsorted(codes, codes_in)])
-        counts.append(np.asarray(batch.column(2), dtype=np.int64))
+        counts.append(_batch_counts(batch))
     rows = _segment_rows(keys, locs, counts, params, budget)
     if rows is not None:
         yield rows
+
+
+def _batch_counts(batch: pa.RecordBatch) -> np.ndarray:
+    """Rows per batch row: its ``cnt`` column when Spark counted pairs, else one each."""
+    if batch.num_columns > 2:
+        return np.asarray(batch.column(2), dtype=np.int64)
+    return np.ones(batch.num_rows, np.int64)
 
 
 def _mapped_keys(key_col: pa.Array, key_type: str) -> np.ndarray:
@@ -205,7 +224,7 @@ def walk_known_partition(
             unknown = np.unique(codes_in[~known])
             yield _info_batch(schema, np.zeros(0, np.int64), np.zeros(0, np.int64), unknown)
             return
-        cnt = np.asarray(batch.column(2), dtype=np.int64)
+        cnt = _batch_counts(batch)
         key_col = batch.column(0)
         if key_col.null_count:
             is_null = np.asarray(key_col.is_null(), dtype=bool)
@@ -244,15 +263,24 @@ def partition_count(spark: SparkSession, pairs: int, params: SieveParams) -> int
     return max(1, need, useful)
 
 
-def pair_counts(coded: DataFrame, n_parts: int) -> DataFrame:
-    """``(key, code, cnt)``: rows counted per pair inside ``n_parts`` key ranges (one shuffle)."""
+def counted_in_spark(key_type: str) -> bool:
+    """Whether Spark counts rows per (key, location) before the walk (small key domains)."""
+    return key_type.strip().lower() in COUNTED_KEY_TYPES
+
+
+def pair_counts(coded: DataFrame, n_parts: int, key_type: str) -> DataFrame:
+    """``coded``'s rows in ``n_parts`` key ranges (one shuffle), counted per pair for small domains.
+
+    ``(key, code, cnt)`` for :data:`COUNTED_KEY_TYPES`; otherwise the rows
+    themselves, ``(key, code)``, which the walk counts (:func:`walk`'s dense
+    table or sort).
+    """
     from pyspark.sql import functions as F
 
-    return (
-        coded.repartitionByRange(n_parts, "key")
-        .groupBy("key", "code")
-        .agg(F.count(F.lit(1)).alias("cnt"))
-    )
+    ranged = coded.repartitionByRange(n_parts, "key")
+    if not counted_in_spark(key_type):
+        return ranged
+    return ranged.groupBy("key", "code").agg(F.count(F.lit(1)).alias("cnt"))
 
 
 def _build_known(
@@ -278,7 +306,7 @@ def _build_known(
     names = list(located.names)
     codes, code_ids = located.codes, located.code_ids
     n_parts = partition_count(spark, max(rows_hint, 1), p)
-    pairs_df = pair_counts(rel.select("key", code_column().alias("code")), n_parts)
+    pairs_df = pair_counts(rel.select("key", code_column().alias("code")), n_parts, key_type)
     kt, pd, share = key_type, p.to_dict(), p.budget_entries / n_parts
 
     def body(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -398,8 +426,9 @@ def build_spark(
             loc_df = spark.createDataFrame(list(ids.items()), "location string, code bigint")
             coded = with_key.join(F.broadcast(loc_df), on="location").select("key", "code")
         codes, code_ids = located.codes, located.code_ids
-        n_parts = partition_count(spark, max(pairs, 1), p)
-        pairs_df = pair_counts(coded, n_parts)
+        handed = pairs if counted_in_spark(key_type) else keyed
+        n_parts = partition_count(spark, max(handed, 1), p)
+        pairs_df = pair_counts(coded, n_parts, key_type)
         kt, pd, share = key_type, p.to_dict(), p.budget_entries / n_parts
 
         def body(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -107,7 +107,8 @@ PARAMS: dict[str, _Spec] = {
         1000,
         True,
         None,
-        "target (key, location) pairs per Spark partition of the segmentation walk; "
+        "target rows handed to one Spark partition of the segmentation walk "
+        "((key, location) pairs for small key domains, rows with a key otherwise); "
         "bounds the memory of one Python worker",
     ),
 }

@@ -81,6 +81,12 @@ from lakesieve.indexes.sieve.params import SieveParams
 from lakesieve.unique import unique_ints
 
 _U64 = np.uint64
+
+#: Largest grid (keys or blocks, by locations) the walk
+#: counts on a dense table instead of sorting codes; larger grids are still
+#: dense up to :data:`_DENSE_PER_ROW` cells per input row.
+_DENSE_CELLS = 1 << 22
+_DENSE_PER_ROW = 8
 _TWO64 = 1 << 64
 
 
@@ -182,19 +188,26 @@ def sort_pairs(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(key, location id, rows) triples sorted by key, then location id.
 
-    Nothing to do for rows already in order. Otherwise an argsort of the keys,
-    then, only when some key's locations are still out of order, a stable
-    sort of ``key rank * locations + location id`` (nearly sorted by then,
-    which the stable sort handles in about one pass): cheaper than a
-    two-column lexsort for the usual case of few locations per key.
+    Nothing to do for rows already in order. When ``(key span) * locations``
+    fits 62 bits, one argsort of ``(key - least key) * locations + location
+    id`` (rows of one pair may come in any order; the walk adds their counts).
+    Otherwise an argsort of the keys, then, only when some key's locations
+    are still out of order, a stable sort of ``key rank * locations +
+    location id`` (nearly sorted by then): cheaper than a two-column lexsort.
     """
     if _in_pair_order(keys, locs):
         return keys, locs, counts
+    n_locations = int(locs.max()) + 1
+    kmin = int(keys.min())
+    if (int(keys.max()) - kmin + 1) * n_locations < 2**62:
+        # one sort of (key - least key) * locations + location id
+        packed = (keys.view(_U64) - _U64(kmin % _TWO64)).astype(np.int64) * n_locations + locs
+        order = np.argsort(packed)
+        return keys[order], locs[order], counts[order]
     order = np.argsort(keys, kind="stable")
     keys, locs, counts = keys[order], locs[order], counts[order]
     if _in_pair_order(keys, locs):
         return keys, locs, counts
-    n_locations = int(locs.max()) + 1 if len(locs) else 1
     if len(keys) * n_locations < 2**62:
         rank = np.zeros(len(keys), np.int64)
         np.cumsum(keys[1:] != keys[:-1], out=rank[1:])
@@ -202,6 +215,29 @@ def sort_pairs(
     else:  # pragma: no cover - 2**62 / locations pairs in one walk
         order = np.lexsort((locs, keys))
     return keys[order], locs[order], counts[order]
+
+
+def _dense_pairs(
+    keys: np.ndarray, locs: np.ndarray, counts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The distinct (key, location) pairs in order with their rows, by a dense table; no sort.
+
+    ``None`` when ``(key span) * locations`` exceeds the dense table's size
+    (:data:`_DENSE_CELLS`, or 8 cells per row).
+    """
+    n_loc = int(locs.max()) + 1
+    kmin = int(keys.min())
+    cells = (int(keys.max()) - kmin + 1) * n_loc
+    if cells > max(_DENSE_CELLS, _DENSE_PER_ROW * len(keys)):
+        return None
+    packed = (keys.view(_U64) - _U64(kmin % _TWO64)).astype(np.int64) * n_loc + locs
+    rows = np.zeros(cells, np.int64)
+    np.add.at(rows, packed, counts)
+    present = np.zeros(cells, dtype=bool)
+    present[packed] = True
+    found = np.flatnonzero(present)
+    pkeys = ((found // n_loc).astype(_U64) + _U64(kmin % _TWO64)).view(np.int64)
+    return pkeys, (found % n_loc).astype(np.int32), rows[found]
 
 
 def group_keys(keys: np.ndarray, locs: np.ndarray, counts: np.ndarray) -> KeyGroups:
@@ -222,12 +258,16 @@ def group_keys(keys: np.ndarray, locs: np.ndarray, counts: np.ndarray) -> KeyGro
     n = len(keys)
     if n == 0:
         return KeyGroups(keys, np.zeros(1, np.int64), locs, counts)
-    keys, locs, counts = sort_pairs(keys, locs, counts)
-    new_pair = np.ones(n, dtype=bool)
-    new_pair[1:] = (keys[1:] != keys[:-1]) | (locs[1:] != locs[:-1])
-    starts = np.flatnonzero(new_pair)
-    pkeys, plocs = keys[starts], locs[starts]
-    pcounts = np.add.reduceat(counts, starts) if len(starts) < n else counts
+    dense = None if _in_pair_order(keys, locs) else _dense_pairs(keys, locs, counts)
+    if dense is not None:
+        pkeys, plocs, pcounts = dense
+    else:
+        keys, locs, counts = sort_pairs(keys, locs, counts)
+        new_pair = np.ones(n, dtype=bool)
+        new_pair[1:] = (keys[1:] != keys[:-1]) | (locs[1:] != locs[:-1])
+        starts = np.flatnonzero(new_pair)
+        pkeys, plocs = keys[starts], locs[starts]
+        pcounts = np.add.reduceat(counts, starts) if len(starts) < n else counts
     new_key = np.ones(len(pkeys), dtype=bool)
     new_key[1:] = pkeys[1:] != pkeys[:-1]
     kstarts = np.flatnonzero(new_key)
@@ -409,8 +449,10 @@ def _chain(
     first_width: int,
 ) -> list[tuple[int, int, float, int]]:
     """``(width, blocks, point sum, entries)`` for widths ``first_width * 2**j`` up to ``span``."""
-    out: list[tuple[int, int, float, int]] = []
     slots = diffs // _U64(first_width)
+    if (span // first_width + 1) * n_loc <= max(_DENSE_CELLS, _DENSE_PER_ROW * len(locs)):
+        return _chain_dense(slots, key_of_entry, locs, n_loc, span, first_width)
+    out: list[tuple[int, int, float, int]] = []
     codes = unique_ints(slots[key_of_entry] * _U64(n_loc) + locs.astype(_U64))
     width = first_width
     while width <= span:
@@ -420,6 +462,42 @@ def _chain(
         width <<= 1
         slots = slots >> _U64(1)
         codes = unique_ints((codes // _U64(n_loc) >> _U64(1)) * _U64(n_loc) + codes % _U64(n_loc))
+    return out
+
+
+def _halve(table: np.ndarray, combine: str) -> np.ndarray:
+    """Rows ``2i`` and ``2i + 1`` of ``table`` combined (``any`` or ``sum``); an odd last row alone."""
+    if len(table) % 2:
+        table = np.concatenate([table, np.zeros((1, *table.shape[1:]), table.dtype)])
+    pairs = table.reshape(len(table) // 2, 2, *table.shape[1:])
+    if combine == "any":
+        return np.logical_or(pairs[:, 0], pairs[:, 1])
+    return np.add(pairs[:, 0], pairs[:, 1])
+
+
+def _chain_dense(
+    slots: np.ndarray,
+    key_of_entry: np.ndarray,
+    locs: np.ndarray,
+    n_loc: int,
+    span: int,
+    first_width: int,
+) -> list[tuple[int, int, float, int]]:
+    """:func:`_chain` on a dense (block, location) presence table, halved width by width."""
+    out: list[tuple[int, int, float, int]] = []
+    n_slots = span // first_width + 1
+    slot_of_key = slots.astype(np.intp)
+    present = np.zeros((n_slots, n_loc), dtype=bool)
+    present[slot_of_key[key_of_entry], locs] = True
+    keys_per_slot = np.bincount(slot_of_key, minlength=n_slots).astype(np.int64)
+    width = first_width
+    while width <= span:
+        locs_per_slot = np.count_nonzero(present, axis=1).astype(np.int64)
+        psum = float(np.dot(keys_per_slot, locs_per_slot))
+        out.append((width, len(present), psum, int(locs_per_slot.sum())))
+        width <<= 1
+        present = _halve(present, "any")
+        keys_per_slot = _halve(keys_per_slot, "sum")
     return out
 
 
@@ -455,7 +533,7 @@ def choose_width(
     diffs = keys.view(_U64) - _U64(kmin % _TWO64)
     key_of_entry = np.repeat(np.arange(n), sizes)
     n_loc = int(locs.max()) + 1
-    seg_locs = len(unique_ints(locs))
+    seg_locs = int(np.count_nonzero(np.bincount(locs)))
     by_width: dict[int, tuple[int, int, float, int]] = {}
     for slots in sorted({floor_slots, budget_slots} - {0, 1}):
         for cand in _chain(diffs, key_of_entry, locs, n_loc, span, span // slots + 1):
@@ -497,15 +575,32 @@ def _add_volatile(
             slots = np.zeros(b - a, np.int64)
         else:
             slots = ((keys.view(_U64) - _U64(kmin % _TWO64)) // _U64(width)).astype(np.int64)
-        slot_of_entry = np.repeat(slots, sizes)
-        order = np.lexsort((locs, slot_of_entry))
-        s_sorted, l_sorted = slot_of_entry[order], locs[order]
-        new = np.ones(len(order), dtype=bool)
-        new[1:] = (s_sorted[1:] != s_sorted[:-1]) | (l_sorted[1:] != l_sorted[:-1])
-        starts = np.flatnonzero(new)
-        entry_counts = np.add.reduceat(counts[order], starts)
-        block_entries = np.bincount(s_sorted[starts], minlength=n_blocks)
-        out.add(kmin, int(keys[-1]), width, b - a, block_entries, l_sorted[starts], entry_counts)
+        blocks, entry_locs, entry_counts = _block_entries(
+            np.repeat(slots, sizes), locs, counts, n_blocks
+        )
+        block_entries = np.bincount(blocks, minlength=n_blocks)
+        out.add(kmin, int(keys[-1]), width, b - a, block_entries, entry_locs, entry_counts)
+
+
+def _block_entries(
+    slot_of_entry: np.ndarray, locs: np.ndarray, counts: np.ndarray, n_blocks: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (block, location) pairs in that order, as block and location arrays, and their rows."""
+    n_loc = int(locs.max()) + 1
+    codes = slot_of_entry.astype(np.int64) * n_loc + locs
+    if n_blocks * n_loc <= max(_DENSE_CELLS, _DENSE_PER_ROW * len(locs)):
+        rows = np.zeros(n_blocks * n_loc, np.int64)
+        np.add.at(rows, codes, counts)
+        present = np.zeros(n_blocks * n_loc, dtype=bool)
+        present[codes] = True
+        found = np.flatnonzero(present)
+        entry_counts = rows[found]
+    else:
+        order = np.argsort(codes)
+        codes = codes[order]
+        starts = np.flatnonzero(np.concatenate([[True], codes[1:] != codes[:-1]]))
+        found, entry_counts = codes[starts], np.add.reduceat(counts[order], starts)
+    return found // n_loc, (found % n_loc).astype(np.int32), entry_counts.astype(np.int64)
 
 
 def walk(
