@@ -104,10 +104,12 @@ def walk_coded_partition(
 ) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` body of :func:`build_spark`: one key range's pairs in, segment rows out.
 
-    The partition holds every (key, code) pair of its key range once, with
-    its row count, in any order. Keys are mapped, codes become location ids,
-    and the walk (which sorts its input, :func:`~lakesieve.indexes.sieve.segments.sort_pairs`)
-    segments the triples. Memory is proportional to the partition's pairs.
+    The partition holds the rows of its key range, in any order: one per
+    (key, code) pair with its row count (small key domains), or the rows
+    themselves. Keys are mapped, codes become location ids, and the walk
+    (which counts and orders its input,
+    :func:`~lakesieve.indexes.sieve.segments.group_keys`) segments the
+    triples. Memory is proportional to the rows handed over.
 
     Args:
         batches: Arrow batches of ``key`` (column type), ``code`` (int64) and,
