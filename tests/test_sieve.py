@@ -8,6 +8,7 @@ include every location holding a matching row.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import decimal
 import io
@@ -747,16 +748,7 @@ def test_dense_tables_and_sorts_walk_alike(
         patch.setattr(segments, "_DENSE_CELLS", 0)
         patch.setattr(segments, "_DENSE_PER_ROW", 0)
         sorted_ = walk(keys, locs, counts, params, budget)
-    for name in (
-        "seg_min",
-        "seg_max",
-        "seg_width",
-        "seg_blocks",
-        "seg_keys",
-        "block_entries",
-        "entry_loc",
-        "entry_count",
-    ):
+    for name in (f.name for f in dataclasses.fields(SegmentSet)):
         got, want = getattr(dense, name), getattr(sorted_, name)
         assert got.dtype == want.dtype and got.tolist() == want.tolist(), name
     pairs: dict[tuple[int, int], int] = {}
