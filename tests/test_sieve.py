@@ -31,6 +31,7 @@ from lakesieve.indexes.sieve.legacy import write_v1
 from lakesieve.indexes.sieve.lookup import SieveFormatError, SieveIndex
 from lakesieve.indexes.sieve.params import SieveParams
 from lakesieve.indexes.sieve.segments import (
+    PairBuffer,
     SegmentSet,
     choose_width,
     group_keys,
@@ -755,3 +756,45 @@ def test_dense_tables_and_sorts_walk_alike(
     for key, loc, n in triples:
         pairs[(key, loc)] = pairs.get((key, loc), 0) + n
     _assert_covers_every_pair(dense, pairs)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    batches=st.lists(
+        st.lists(
+            st.tuples(st.integers(-20, 20), st.integers(0, 4), st.integers(1, 3)), max_size=30
+        ),
+        max_size=8,
+    ),
+    bound=st.integers(1, 40),
+)
+def test_pair_buffer_keeps_pairs_not_rows(
+    batches: list[list[tuple[int, int, int]]], bound: int
+) -> None:
+    """Merging held triples into pairs changes no walk, and holds at most pairs plus a bound."""
+    held = PairBuffer(bound)
+    every: list[tuple[int, int, int]] = []
+    for batch in batches:
+        held.add(
+            np.array([t[0] for t in batch], np.int64),
+            np.array([t[1] for t in batch], np.int32),
+            np.array([t[2] for t in batch], np.int64),
+        )
+        every += batch
+        pairs = len({(k, loc) for k, loc, _ in every})
+        assert held.held <= max(bound, 2 * pairs) + len(batch)
+    keys, locs, counts = held.arrays()
+    assert len(keys) == held.held
+    params = SieveParams.from_dict({"min_run_keys": "2", "min_keys_per_block": "2"})
+    if not every:
+        assert held.held == 0
+        return
+    got = walk(keys, locs, counts, params)
+    want = walk(
+        np.array([t[0] for t in every], np.int64),
+        np.array([t[1] for t in every], np.int32),
+        np.array([t[2] for t in every], np.int64),
+        params,
+    )
+    for name in (f.name for f in dataclasses.fields(SegmentSet)):
+        assert getattr(got, name).tolist() == getattr(want, name).tolist(), name

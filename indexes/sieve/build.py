@@ -60,7 +60,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.indexes.sieve.params import PARAMS, SieveParams, parse_options
-from lakesieve.indexes.sieve.segments import SegmentSet, walk
+from lakesieve.indexes.sieve.segments import PairBuffer, SegmentSet, walk
 from lakesieve.indexes.sieve.storage import (
     SEGMENT_ROW_SCHEMA,
     rows_to_segments,
@@ -109,7 +109,9 @@ def walk_coded_partition(
     themselves. Keys are mapped, codes become location ids, and the walk
     (which counts and orders its input,
     :func:`~lakesieve.indexes.sieve.segments.group_keys`) segments the
-    triples. Memory is proportional to the rows handed over.
+    triples. Memory is proportional to the partition's distinct pairs plus
+    :data:`~lakesieve.indexes.sieve.segments.MERGE_ROWS` triples
+    (:class:`~lakesieve.indexes.sieve.segments.PairBuffer`).
 
     Args:
         batches: Arrow batches of ``key`` (column type), ``code`` (int64) and,
@@ -121,17 +123,17 @@ def walk_coded_partition(
         codes: the location codes, increasing (int64).
         code_ids: the location id of each code (int32).
     """
-    keys: list[np.ndarray] = []
-    locs: list[np.ndarray] = []
-    counts: list[np.ndarray] = []
+    held = PairBuffer()
     for batch in batches:
         if batch.num_rows == 0:
             continue
-        keys.append(_mapped_keys(batch.column(0), key_type))
         codes_in = np.asarray(batch.column(1), dtype=np.int64)
-        locs.append(code_ids[np.searchsorted(codes, codes_in)])
-        counts.append(_batch_counts(batch))
-    rows = _segment_rows(keys, locs, counts, params, budget)
+        held.add(
+            _mapped_keys(batch.column(0), key_type),
+            code_ids[np.searchsorted(codes, codes_in)],
+            _batch_counts(batch),
+        )
+    rows = _segment_rows(held, params, budget)
     if rows is not None:
         yield rows
 
@@ -150,22 +152,12 @@ def _mapped_keys(key_col: pa.Array, key_type: str) -> np.ndarray:
 
 
 def _segment_rows(
-    keys: list[np.ndarray],
-    locs: list[np.ndarray],
-    counts: list[np.ndarray],
-    params: Mapping[str, Any],
-    budget: float | None,
+    held: PairBuffer, params: Mapping[str, Any], budget: float | None
 ) -> pa.RecordBatch | None:
     """Walk one partition's (key, location id, count) triples into segment rows (``None``: no segment)."""
-    if not keys:
+    if not held.held:
         return None
-    segs = walk(
-        np.concatenate(keys),
-        np.concatenate(locs),
-        np.concatenate(counts),
-        SieveParams.from_dict(params),
-        budget,
-    )
+    segs = walk(*held.arrays(), SieveParams.from_dict(params), budget)
     return segments_to_rows(segs) if segs.num_segments else None
 
 
@@ -211,11 +203,8 @@ def walk_known_partition(
     most one info row (:data:`KNOWN_ROW_DDL`).
     """
     schema = _known_schema()
-    keys: list[np.ndarray] = []
-    locs: list[np.ndarray] = []
-    counts: list[np.ndarray] = []
-    null_codes: list[np.ndarray] = []
-    null_rows: list[np.ndarray] = []
+    held = PairBuffer()
+    null_per_code = np.zeros(len(codes), np.int64)  # rows with a null key, by code
     for batch in batches:
         if batch.num_rows == 0:
             continue
@@ -230,26 +219,20 @@ def walk_known_partition(
         key_col = batch.column(0)
         if key_col.null_count:
             is_null = np.asarray(key_col.is_null(), dtype=bool)
-            null_codes.append(codes_in[is_null])
-            null_rows.append(cnt[is_null])
+            np.add.at(null_per_code, at[is_null], cnt[is_null])
             keep = pa.array(~is_null)
             key_col = key_col.filter(keep)
             at, cnt = at[~is_null], cnt[~is_null]
         if len(key_col) == 0:
             continue
-        keys.append(_mapped_keys(key_col, key_type))
-        locs.append(code_ids[at])
-        counts.append(cnt)
-    rows = _segment_rows(keys, locs, counts, params, budget)
+        held.add(_mapped_keys(key_col, key_type), code_ids[at], cnt)
+    rows = _segment_rows(held, params, budget)
     if rows is not None:
         extra = [pa.nulls(rows.num_rows, schema.field(n).type) for n in _INFO_FIELDS]
         yield pa.RecordBatch.from_arrays([*rows.columns, *extra], schema=schema)
-    if null_codes:
-        nc, nr = np.concatenate(null_codes), np.concatenate(null_rows)
-        uniq, inv = np.unique(nc, return_inverse=True)
-        per_code = np.zeros(len(uniq), np.int64)
-        np.add.at(per_code, inv, nr)
-        yield _info_batch(schema, uniq, per_code, np.zeros(0, np.int64))
+    with_null = np.flatnonzero(null_per_code)
+    if len(with_null):
+        yield _info_batch(schema, codes[with_null], null_per_code[with_null], np.zeros(0, np.int64))
 
 
 def _known_schema() -> pa.Schema:

@@ -275,6 +275,51 @@ def group_keys(keys: np.ndarray, locs: np.ndarray, counts: np.ndarray) -> KeyGro
     return KeyGroups(pkeys[kstarts], offsets, plocs, pcounts.astype(np.int64))
 
 
+#: Triples a :class:`PairBuffer` holds before it merges them into pairs.
+MERGE_ROWS = 2_000_000
+
+
+class PairBuffer:
+    """A partition's (key, location id, rows) triples, merged into pairs as they outgrow a bound.
+
+    Rows handed over uncounted repeat a pair as often as it has rows; merging
+    whenever the buffer passes ``bound`` triples (then twice the pairs kept)
+    keeps its memory proportional to the partition's distinct pairs plus one
+    bound, whatever the skew of its keys.
+    """
+
+    def __init__(self, bound: int = MERGE_ROWS) -> None:
+        self.bound = bound
+        self.held = 0
+        self._keys: list[np.ndarray] = []
+        self._locs: list[np.ndarray] = []
+        self._counts: list[np.ndarray] = []
+
+    def add(self, keys: np.ndarray, locs: np.ndarray, counts: np.ndarray) -> None:
+        """Append triples (int64 keys, location ids, positive row counts)."""
+        if not len(keys):
+            return
+        self._keys.append(np.asarray(keys, np.int64))
+        self._locs.append(np.asarray(locs, np.int32))
+        self._counts.append(np.asarray(counts, np.int64))
+        self.held += len(keys)
+        if self.held > self.bound:
+            self._merge()
+
+    def _merge(self) -> None:
+        groups = group_keys(*self.arrays())
+        self._keys = [np.repeat(groups.keys, groups.sizes)]
+        self._locs, self._counts = [groups.locs], [groups.counts]
+        self.held = len(groups.locs)
+        self.bound = max(self.bound, 2 * self.held)
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every triple held: keys, location ids, row counts."""
+        if not self._keys:
+            return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int64)
+        return np.concatenate(self._keys), np.concatenate(self._locs), np.concatenate(self._counts)
+
+
 def run_starts(groups: KeyGroups) -> np.ndarray:
     """Indices of the keys that start a run (their set differs from the previous key's)."""
     n = len(groups.keys)
