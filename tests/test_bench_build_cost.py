@@ -84,8 +84,8 @@ def test_bench_command_reaches_the_focused_benches(
     assert '"rows": 0' in capsys.readouterr().out
 
 
-def test_sieve_stages_count_the_pairs_spark_counts(spark: Any, tmp_path: Path) -> None:
-    """The stage bench hands Python exactly the (key, location) pairs of the relation."""
+def test_sieve_stages_hand_over_what_the_build_hands_over(spark: Any, tmp_path: Path) -> None:
+    """The stage bench hands Python every row of a wide key, the (key, location) pairs of a date."""
     from lakesieve.indexes.sieve import bench_stages
 
     n, groups = 2_000, 4
@@ -93,16 +93,19 @@ def test_sieve_stages_count_the_pairs_spark_counts(spark: Any, tmp_path: Path) -
         {
             "l_orderkey": pa.array([i // 4 for i in range(n)], pa.int64()),
             "l_partkey": pa.array([(i * 31) % 97 for i in range(n)], pa.int64()),
+            "l_shipdate": pa.array([(i * 7) % 53 for i in range(n)], pa.int32()).cast(pa.date32()),
         }
     )
     path = tmp_path / "lineitem.parquet"
     pq.write_table(table, path)
-    want = spark.sql(
-        f"SELECT count(DISTINCT l_partkey, pmod(xxhash64(l_orderkey), {groups})) "
+    pairs = spark.sql(
+        f"SELECT count(DISTINCT l_shipdate, pmod(xxhash64(l_orderkey), {groups})) "
         f"FROM parquet.`{path}`"
     ).first()[0]
-    out = bench_stages.run(str(path), ["l_partkey"], groups, 1)
+    out = bench_stages.run(str(path), ["l_partkey", "l_shipdate"], groups, 1)
+    assert out["rows"] == n
+    assert out["columns"]["l_partkey"]["rows_handed_over"] == n
+    assert out["columns"]["l_shipdate"]["rows_handed_over"] == pairs < n
     figs = out["columns"]["l_partkey"]
-    assert out["rows"] == n and figs["pairs"] == want
     for stage in ("sort", "shuffle", "hand_over", "build"):
         assert figs[f"{stage}_seconds"] > 0

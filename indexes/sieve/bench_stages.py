@@ -7,11 +7,13 @@ hash of ``l_orderkey``, cached) and times, per column, best of ``--repeat``:
 
 * ``sort``: a Spark sort of the column to the ``noop`` sink (the yardstick
   of "build <= 1.5x a sort");
-* ``shuffle``: the build's own range shuffle and per-pair row count
-  (:func:`~lakesieve.indexes.sieve.build.pair_counts`, the build's partition
-  count) to the ``noop`` sink: the part of the build Spark does alone;
-* ``hand_over``: the same pairs handed to Python by ``mapInArrow``, whose
-  body only counts them: the shuffle plus the Arrow transfer;
+* ``shuffle``: the build's own range shuffle, with the per-pair row count
+  for small key domains (:func:`~lakesieve.indexes.sieve.build.pair_counts`,
+  the build's partition count), to the ``noop`` sink: the part of the build
+  Spark does alone;
+* ``hand_over``: the same rows (pairs, for small key domains) handed to
+  Python by ``mapInArrow``, whose body only counts them: the shuffle plus
+  the Arrow transfer;
 * ``build``: the whole Sieve build with the locations known, as the
   framework runs it (the transfer plus the walk in Python and the
   driver's assembly).
@@ -105,7 +107,7 @@ def _column_stages(
 
     figs = {f.__name__: _best(f, repeat) for f in (sort, shuffle, hand_over, build)}
     base = max(figs["sort"], 1e-9)
-    out: dict[str, Any] = {"key_type": key_type, "pairs": counted[-1]}
+    out: dict[str, Any] = {"key_type": key_type, "rows_handed_over": counted[-1]}
     for name, secs in figs.items():
         out[f"{name}_seconds"] = round(secs, 2)
         out[f"{name}_over_sort"] = round(secs / base, 2)
