@@ -39,11 +39,13 @@ are counted in the walk's tasks. A row whose location was not given, or
 two names sharing a hash, sends the build back to step 1.
 
 No step collects keys on the driver, and no step persists anything. Memory
-of one walk task is proportional to the rows it is handed: its pairs for
-small key domains (counted in the JVM, spilling as Spark does), its rows
-otherwise. Partition count: enough partitions for about ``partition_pairs``
-such rows each (worker memory; pairs as estimated in step 1, or rows with a
-key when they are handed over uncounted), and up to Spark's default
+of one walk task is bounded by its partition's distinct pairs plus
+:data:`~lakesieve.indexes.sieve.segments.MERGE_ROWS` triples: rows handed
+over uncounted are merged into pairs as they pile up
+(:class:`~lakesieve.indexes.sieve.segments.PairBuffer`), so a hot key costs
+one pair per location, not its rows. Partition count: enough partitions for
+about ``partition_pairs`` handed-over rows each (pairs as estimated in step
+1 for small key domains, rows with a key otherwise), and up to Spark's default
 parallelism when there is work for it (at least ~100k pairs each). The
 index's ``budget_entries`` is split evenly over the partitions.
 """
