@@ -30,7 +30,10 @@ format's ``read_unit``: at ``end`` only R, W and the column, keeping rows with
 ``W > start`` (``+1``) and their R; at ``start`` only R and the column,
 streamed against that small set of R (``-1``)
 (:mod:`lakesieve.refresh_stamped`). Only the changed records leave the task,
-instead of every row of every touched location twice. Where the plugin says
+instead of every row of every touched location twice, summed per ``(key,
+location)`` there (the task owns its locations whole) unless the key is a
+floating-point number; a delta of stamped locations alone then needs no
+``groupBy``. Where the plugin says
 the rows written since ``start`` all lie in a unit's log files
 (``Changes.written_in_logs``), the ``end`` side reads the unit without its
 base file (:func:`logs_only`): N is the same, the base file is not read.
@@ -69,7 +72,7 @@ from lakesieve.format_read import read_columns
 from lakesieve.index_state import TableIndexes
 from lakesieve.model import LOCATION_COLUMN, ChangeImageFiles, Instant, ReadUnit, Snapshot
 from lakesieve.planner import LakesieveWarning
-from lakesieve.refresh_stamped import stamped_delta
+from lakesieve.refresh_stamped import stamped_delta, sums_by_equality
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -245,14 +248,13 @@ def image_changes(
 
 
 def _summed_by_equality(frame: DataFrame) -> bool:
-    """Whether a format's change-image frame is summed as Spark would sum it.
+    """Whether a change-image or stamped frame is summed as Spark would sum it.
 
-    ``read_change_images`` sums per ``(key, location)`` by value; for keys other
-    than floating-point numbers that is Spark's equality.
+    Both are summed per ``(key, location)`` by value (``read_change_images``
+    in the plugin, the stamped read in its tasks); for keys other than
+    floating-point numbers that is Spark's equality.
     """
-    from pyspark.sql import types as T
-
-    return not isinstance(frame.schema["key"].dataType, (T.FloatType, T.DoubleType))
+    return sums_by_equality(frame.schema["key"].dataType)
 
 
 def _general_part(
@@ -345,8 +347,9 @@ def summed_frame(
     frames = _general_part(table, spark, column, start, end, plan) + stamped + imaged
     if not frames:
         return None, held
-    if len(frames) == 1 and imaged and frames[0] is imaged[0] and _summed_by_equality(imaged[0]):
-        return imaged[0], held  # one row per (key, location), none 0: summed already
+    alone = len(frames) == 1 and any(frames[0] is f for f in (*imaged, *stamped))
+    if alone and _summed_by_equality(frames[0]):
+        return frames[0], held  # one row per (key, location), none 0: summed already
     union = frames[0]
     for part in frames[1:]:
         union = union.unionByName(part)

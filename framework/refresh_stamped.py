@@ -14,7 +14,17 @@ anything crosses into the JVM:
 So the large side is never shuffled, joined or sent to the JVM, and no row
 identifier travels at all. The record ids kept per location are bounded
 (:data:`PAIR_IDS`): beyond it the ``start`` side is read again for each
-further chunk. The plugin decides how cheaply it reads a unit: Hudi reads a
+further chunk.
+
+A task owns whole locations, so it also sums its rows per ``(key,
+location)`` and drops the pairs summing to 0: the frame is the location's
+exact delta, needing no ``groupBy``, whenever Arrow's grouping is Spark's
+equality for the key (every type but floating-point numbers, where Spark
+folds ``-0.0`` into ``0.0``: those rows leave the task unsummed, see
+:func:`sums_by_equality`). The descriptors are a local relation that Spark
+slices into ``defaultParallelism`` partitions without a shuffle, dealt by
+size so that the slices are alike, and each row names its location, so no
+join brings the names back. The plugin decides how cheaply it reads a unit: Hudi reads a
 base file with pyarrow, merges slices with hudi-rs, and for
 ``Changes.written_in_logs`` locations gets an ``end`` unit without its base
 file (:func:`lakesieve.refresh_plan.logs_only`).
@@ -29,6 +39,7 @@ import pickle
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.contracts import TableFormat
@@ -39,11 +50,23 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import DataType
 
-_PAIR_DDL = "loc_id int, old binary, new binary"
+_PAIR_DDL = "location string, old binary, new binary"
 
 #: Record ids of one location's changed rows held at once in a task; past
 #: it, the ``start`` side of the location is read once per chunk of ids.
 PAIR_IDS = 2_000_000
+
+
+def sums_by_equality(key_type: DataType) -> bool:
+    """Whether summing ``(key, location)`` rows in Arrow groups keys as Spark's ``groupBy`` does.
+
+    True for every key type but ``float`` and ``double``: Spark groups
+    ``-0.0`` with ``0.0`` (and every NaN together), which Arrow's hash
+    grouping of the raw values need not.
+    """
+    from pyspark.sql.types import DoubleType, FloatType
+
+    return not isinstance(key_type, (FloatType, DoubleType))
 
 
 def _paired_rows(
@@ -55,43 +78,80 @@ def _paired_rows(
     column: str,
     key_type: pa.DataType,
     pair_ids: int,
+    summed: bool,
     descriptors: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
-    """``mapInArrow`` body: ``(key, _loc, count)`` of each described location, read in the task.
+    """``mapInArrow`` body: ``(key, location, count)`` of each described location, read in the task.
 
     ``+1`` per row of the unit at ``end`` stamped after ``start``; ``-1`` per
     row of the unit at ``start`` whose record id is among those rows' ids
     (streamed batch by batch against at most ``pair_ids`` of them at once).
+    With ``summed``, a location's rows leave summed per key, pairs summing
+    to 0 left out.
     """
     from lakesieve import registry
 
     fmt = registry.table_format(ref)
-    new_columns = list(dict.fromkeys([rid, wtime, column]))
-    old_columns = list(dict.fromkeys([rid, column]))
     for descriptor in descriptors:
         for row in descriptor.to_pylist():
-            loc_id = row["loc_id"]
             old = pickle.loads(row["old"]) if row["old"] is not None else None
-            ids: list[pa.Array] = []
-            held = 0
-            for batch in fmt.read_unit(pickle.loads(row["new"]), end, new_columns):
-                if not batch.num_rows:
-                    continue
-                times = pc.cast(batch.column(batch.schema.get_field_index(wtime)), pa.string())
-                batch = batch.filter(pc.greater(times, pa.scalar(start, pa.string())))
-                if not batch.num_rows:
-                    continue
-                keys = batch.column(batch.schema.get_field_index(column)).cast(key_type)
-                yield _counted(keys, loc_id, 1)
-                if old is None:
-                    continue
-                ids.append(pc.cast(batch.column(batch.schema.get_field_index(rid)), pa.string()))
-                held += batch.num_rows
-                if held >= pair_ids:
-                    yield from _previous(fmt, old, start, old_columns, ids, key_type, loc_id)
-                    ids, held = [], 0
-            if ids and old is not None:
-                yield from _previous(fmt, old, start, old_columns, ids, key_type, loc_id)
+            parts = _location_rows(
+                fmt,
+                old,
+                pickle.loads(row["new"]),
+                start,
+                end,
+                (rid, wtime, column),
+                key_type,
+                pair_ids,
+            )
+            if not summed:
+                for keys, sign in parts:
+                    yield _counted(
+                        keys, row["location"], pa.array(np.full(len(keys), sign, np.int64))
+                    )
+                continue
+            sums = _LocationSums(key_type, pair_ids)
+            for keys, sign in parts:
+                sums.add(keys, sign)
+            keys, counts = sums.result()
+            if len(keys):
+                yield _counted(keys, row["location"], counts)
+
+
+def _location_rows(
+    fmt: TableFormat,
+    old: ReadUnit | None,
+    new: ReadUnit,
+    start: str,
+    end: str,
+    names: tuple[str, str, str],
+    key_type: pa.DataType,
+    pair_ids: int,
+) -> Iterator[tuple[pa.Array, int]]:
+    """One location's keys with their sign: ``+1`` stamped after ``start``, ``-1`` their previous rows."""
+    rid, wtime, column = names
+    new_columns = list(dict.fromkeys([rid, wtime, column]))
+    old_columns = list(dict.fromkeys([rid, column]))
+    ids: list[pa.Array] = []
+    held = 0
+    for batch in fmt.read_unit(new, end, new_columns):
+        if not batch.num_rows:
+            continue
+        times = pc.cast(batch.column(batch.schema.get_field_index(wtime)), pa.string())
+        batch = batch.filter(pc.greater(times, pa.scalar(start, pa.string())))
+        if not batch.num_rows:
+            continue
+        yield batch.column(batch.schema.get_field_index(column)).cast(key_type), 1
+        if old is None:
+            continue
+        ids.append(pc.cast(batch.column(batch.schema.get_field_index(rid)), pa.string()))
+        held += batch.num_rows
+        if held >= pair_ids:
+            yield from _previous(fmt, old, start, old_columns, ids, key_type)
+            ids, held = [], 0
+    if ids and old is not None:
+        yield from _previous(fmt, old, start, old_columns, ids, key_type)
 
 
 def _previous(
@@ -101,9 +161,8 @@ def _previous(
     columns: list[str],
     ids: list[pa.Array],
     key_type: pa.DataType,
-    loc_id: int,
-) -> Iterator[pa.RecordBatch]:
-    """``-1`` rows of the ``start`` side of a location whose record id is among ``ids``."""
+) -> Iterator[tuple[pa.Array, int]]:
+    """Keys (``-1``) of the ``start`` side of a location whose record id is among ``ids``."""
     rid, column = columns[0], columns[-1]
     written = pa.chunked_array(ids, pa.string()).combine_chunks()
     for batch in fmt.read_unit(old, start, columns):
@@ -112,16 +171,70 @@ def _previous(
         old_ids = pc.cast(batch.column(batch.schema.get_field_index(rid)), pa.string())
         batch = batch.filter(pc.is_in(old_ids, value_set=written))
         if batch.num_rows:
-            keys = batch.column(batch.schema.get_field_index(column)).cast(key_type)
-            yield _counted(keys, loc_id, -1)
+            yield batch.column(batch.schema.get_field_index(column)).cast(key_type), -1
 
 
-def _counted(keys: pa.Array, loc_id: int, sign: int) -> pa.RecordBatch:
+class _LocationSums:
+    """Running sums of one location's signed keys, folded whenever ``bound`` rows are pending.
+
+    Held rows stay below the location's distinct changed keys plus ``bound``.
+    """
+
+    def __init__(self, key_type: pa.DataType, bound: int) -> None:
+        self._type = key_type
+        self._bound = max(1, bound)
+        self._keys: list[pa.Array] = []
+        self._counts: list[pa.Array] = []
+        self._pending = 0
+        self._folded = 0
+
+    def add(self, keys: pa.Array, sign: int) -> None:
+        """Count each of ``keys`` ``sign`` times."""
+        self._keys.append(keys)
+        self._counts.append(pa.array(np.full(len(keys), sign, np.int64)))
+        self._pending += len(keys)
+        if self._pending >= max(self._bound, self._folded):
+            self._fold()
+
+    def _fold(self) -> None:
+        table = pa.table(
+            {
+                "key": pa.chunked_array(self._keys, self._type),
+                "count": pa.chunked_array(self._counts, pa.int64()),
+            }
+        )
+        summed = table.group_by("key").aggregate([("count", "sum")])
+        summed = summed.filter(pc.not_equal(summed.column("count_sum"), 0))
+        self._keys = [summed.column("key").combine_chunks()]
+        self._counts = [summed.column("count_sum").combine_chunks()]
+        self._folded, self._pending = summed.num_rows, 0
+
+    def result(self) -> tuple[pa.Array, pa.Array]:
+        """Keys with a non-zero sum, and their sums."""
+        if self._pending or len(self._keys) > 1:
+            self._fold()
+        if not self._keys:
+            return pa.array([], self._type), pa.array([], pa.int64())
+        return self._keys[0], self._counts[0]
+
+
+def _counted(keys: pa.Array, location: str, counts: pa.Array) -> pa.RecordBatch:
     n = len(keys)
     return pa.RecordBatch.from_arrays(
-        [keys, pa.array([loc_id] * n, pa.int32()), pa.array([sign] * n, pa.int64())],
-        names=["key", "_loc", "count"],
+        [keys, pa.array([location] * n, pa.string()), counts],
+        names=["key", "location", "count"],
     )
+
+
+def _dealt(units: Sequence[ReadUnit], slices: int) -> list[ReadUnit]:
+    """``units`` largest first, dealt round-robin into ``slices`` runs laid end to end.
+
+    Spark cuts a local relation into contiguous slices, so each slice gets
+    a like share of large and small locations.
+    """
+    ordered = sorted(units, key=lambda u: (-(u.size_bytes or 0), u.location))
+    k = max(1, min(slices, len(ordered)))
+    return [u for i in range(k) for u in ordered[i::k]]
 
 
 def paired_delta(
@@ -135,28 +248,30 @@ def paired_delta(
     key_type: DataType,
     pair_ids: int = PAIR_IDS,
 ) -> DataFrame:
-    """``(key, location, count)`` of stamped locations, both sides of each read in one Python task."""
-    from pyspark.sql import functions as F
+    """``(key, location, count)`` of stamped locations, both sides of each read in one Python task.
+
+    Summed per ``(key, location)`` without zero sums when
+    :func:`sums_by_equality` holds for ``key_type``; one row per changed row
+    otherwise.
+    """
     from pyspark.sql.pandas.types import to_arrow_type
-    from pyspark.sql.types import IntegerType, LongType, StructField, StructType
+    from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     rid, wtime, column = names
     old_of = {u.location: u for u in old_units}
-    loc_ids = {u.location: i for i, u in enumerate(sorted(new_units, key=lambda u: u.location))}
     rows = [
         (
-            loc_ids[u.location],
+            u.location,
             pickle.dumps(old_of[u.location]) if u.location in old_of else None,
             pickle.dumps(u),
         )
-        for u in new_units
+        for u in _dealt(new_units, default_parallelism(spark))
     ]
-    parallel = max(1, min(len(rows), 2 * default_parallelism(spark)))
-    descriptors = spark.createDataFrame(rows, _PAIR_DDL).repartition(parallel)
+    descriptors = spark.createDataFrame(rows, _PAIR_DDL)
     schema = StructType(
         [
             StructField("key", key_type, True),
-            StructField("_loc", IntegerType(), True),
+            StructField("location", StringType(), True),
             StructField("count", LongType(), True),
         ]
     )
@@ -170,15 +285,9 @@ def paired_delta(
         column,
         to_arrow_type(key_type, timezone="UTC"),
         pair_ids,
+        sums_by_equality(key_type),
     )
-    locations = F.broadcast(
-        spark.createDataFrame(list(loc_ids.items()), "location string, _loc int")
-    )
-    return (
-        descriptors.mapInArrow(body, schema)
-        .join(locations, on="_loc")
-        .select("key", "location", "count")
-    )
+    return descriptors.mapInArrow(body, schema)
 
 
 def stamped_delta(

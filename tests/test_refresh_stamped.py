@@ -341,3 +341,129 @@ def test_stamped_delta_equals_the_difference_of_hudi_rs_snapshots(
         summed = frame.groupBy("key", "location").agg(F.sum("count").alias("n")).where("n != 0")
         got = [(r["key"], r["location"], r["n"]) for r in summed.collect()]
         assert sorted(got, key=repr) == expected, pair_ids
+        # an integer key is summed in the tasks: the frame is the delta itself
+        rows = [(r["key"], r["location"], r["count"]) for r in frame.collect()]
+        assert sorted(rows, key=repr) == expected, pair_ids
+
+
+def _signed_keys() -> st.SearchStrategy[list[tuple[int | None, int]]]:
+    return st.lists(
+        st.tuples(st.one_of(st.none(), st.integers(-3, 3)), st.sampled_from([1, -1])),
+        max_size=60,
+    )
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(rows=_signed_keys(), bound=st.integers(1, 8), chunk=st.integers(1, 7))
+def test_location_sums_equal_the_sums_of_their_rows(
+    rows: list[tuple[int | None, int]], bound: int, chunk: int
+) -> None:
+    """A task's running sums, folded every few rows, equal each key's plain sum (zeros dropped)."""
+    from collections import Counter
+
+    import pyarrow as pa
+    from lakesieve.refresh_stamped import _LocationSums
+
+    sums = _LocationSums(pa.int64(), bound)
+    for i in range(0, len(rows), chunk):
+        part = rows[i : i + chunk]
+        for sign in (1, -1):
+            keys = [k for k, s in part if s == sign]
+            if keys:
+                sums.add(pa.array(keys, pa.int64()), sign)
+    want: Counter[int | None] = Counter()
+    for k, s in rows:
+        want[k] += s
+    keys, counts = sums.result()
+    got = dict(zip(keys.to_pylist(), counts.to_pylist(), strict=True))
+    assert len(got) == len(keys)  # one row per key, nulls included
+    assert got == {k: n for k, n in want.items() if n}
+
+
+def test_units_are_dealt_by_size_into_like_slices() -> None:
+    """Every unit once; each of Spark's contiguous slices gets a like share of the bytes."""
+    from lakesieve.model import ReadUnit
+    from lakesieve.refresh_stamped import _dealt
+
+    sizes = [1000 * (i % 7 + 1) for i in range(64)]
+    units = [
+        ReadUnit(location=f"loc-{i:02d}", base_file=None, size_bytes=s) for i, s in enumerate(sizes)
+    ]
+    dealt = _dealt(units, 4)
+    assert sorted(u.location for u in dealt) == sorted(u.location for u in units)
+    shares = [sum(u.size_bytes for u in dealt[i * 16 : (i + 1) * 16]) for i in range(4)]
+    assert max(shares) - min(shares) <= max(sizes), shares
+    assert _dealt(units[:3], 8) == sorted(units[:3], key=lambda u: (-u.size_bytes, u.location))
+
+
+@pytest.mark.parametrize("table_type", ["cow", "mor"])
+def test_stamped_double_keys_are_summed_by_spark_sql(
+    spark: Any, tmp_path: Path, table_type: str
+) -> None:
+    """A double column's stamped delta sums -0.0 with 0.0 and NaN with NaN, as Spark SQL does.
+
+    The truth is Spark SQL's ``groupBy`` over hudi-rs' own rows at both
+    instants, signed per location.
+    """
+    import math
+
+    import pyarrow as pa
+    from lakesieve.refresh_plan import plan_delta, summed_frame
+    from pyspark.sql import functions as F
+
+    from tests.tables import rows_by_location
+
+    specials = [0.0, -0.0, math.nan, 1.5, None]
+
+    def rows(ids: list[int], seed: int) -> list[dict[str, Any]]:
+        out = rows_with_random_k(ids, seed)
+        for i, row in enumerate(out):
+            row["amount"] = specials[(row["id"] + seed + i) % len(specials)]
+        return out
+
+    path = tmp_path / "t"
+    _write(spark, path, "bulk_insert", rows(list(range(0, 90)), 1), table_type)
+    table = open_table(path)
+    start = table.timeline()[-1]
+    _write(spark, path, "upsert", rows(list(range(0, 90, 2)), 2), table_type)
+    _write(spark, path, "upsert", rows([*range(1, 90, 3), 95], 3), table_type)
+    end = table.timeline()[-1]
+
+    def signed(as_of: str, sign: int) -> list[pa.Table]:
+        return [
+            pa.table(
+                {
+                    "key": t.column("amount").cast(pa.float64()),
+                    "location": pa.array([loc] * t.num_rows, pa.string()),
+                    "count": pa.array([sign] * t.num_rows, pa.int64()),
+                }
+            )
+            for loc, t in rows_by_location(table, as_of).items()
+        ]
+
+    both = pa.concat_tables(signed(end.id, 1) + signed(start.id, -1))
+    truth = (
+        spark.createDataFrame(both)
+        .groupBy("key", "location")
+        .agg(F.sum("count").alias("count"))
+        .where("count != 0")
+    )
+
+    def norm(frame: Any) -> list[tuple[str, str, int]]:
+        out = []
+        for r in frame.collect():
+            k = r["key"]
+            key = "null" if k is None else "nan" if math.isnan(k) else repr(k + 0.0)
+            out.append((key, r["location"], int(r["count"])))
+        return sorted(out)
+
+    plan = plan_delta(table.states, "amount", start, end)
+    assert plan.stamped_new_units and not plan.new_units, plan
+    frame, held = summed_frame(table.states, spark, "amount", start, end, plan)
+    try:
+        assert frame is not None
+        assert norm(frame) == norm(truth)
+        assert {k for k, _, _ in norm(truth)} >= {"0.0", "nan"}  # the cases are exercised
+    finally:
+        if held is not None:
+            held.unpersist()
