@@ -50,7 +50,7 @@ from lakesieve.index_state import TableIndexes
 from lakesieve.model import BuiltIndex, Instant
 from lakesieve.overlay import DELTA_COLUMNS, DELTA_FILE
 from lakesieve.planner import LakesieveWarning
-from lakesieve.refresh_plan import DeltaPlan, plan_delta, summed_frame
+from lakesieve.refresh_plan import DeltaPlan, DeltaRows, plan_delta, summed_frame
 from lakesieve.session import get_spark
 from lakesieve.vacuum import vacuum
 
@@ -125,15 +125,15 @@ def delta_frame(
     start: Instant,
     end: Instant,
     plan: DeltaPlan,
-) -> DataFrame | None:
-    """Spark frame of ``(key, location, count)`` between two instants; ``None`` when nothing to read.
+) -> DeltaRows | None:
+    """The summed ``(key, location, count)`` rows between two instants; ``None`` when nothing to read.
 
     Frames it keeps cached are recorded in ``plan.held`` for the caller to release.
     """
-    frame, held = summed_frame(table, spark, column, start, end, plan)
+    rows, held = summed_frame(table, spark, column, start, end, plan)
     if held is not None:
         plan.held.append(held)
-    return frame
+    return rows
 
 
 def _stored_deltas(table: TableIndexes, chain: list[IndexState]) -> list[pa.Table]:
@@ -271,7 +271,7 @@ def refresh_index(
             chain = definition.chain(head)
             start = next(i for i in line if i.id == head.instant)
             plan = plan_delta(table, definition.column, start, target)
-            frame = delta_frame(table, spark, definition.column, start, target, plan)
+            delta = delta_frame(table, spark, definition.column, start, target, plan)
             result.locations_read = plan.locations_read
             result.locations_skipped_in_place = plan.skipped_in_place
             result.locations_stamped = plan.locations_stamped
@@ -306,13 +306,18 @@ def refresh_index(
             )
             result.seconds = time.perf_counter() - started
             return result
-        cached = frame.persist() if frame is not None else None
+        collected = delta.table if delta is not None else None
+        cached = delta.frame.persist() if delta is not None and delta.frame is not None else None
         try:
-            rows = cached.count() if cached is not None else 0
+            if collected is not None:
+                rows = collected.num_rows
+            else:
+                rows = cached.count() if cached is not None else 0
             result.delta_rows = rows
             deltas = len(chain) - 1
             if deltas + 1 > policy.max_deltas or _stored_rows(chain) + rows > policy.max_delta_rows:
-                built, how = _fold(table, spark, definition, chain, cached, target)
+                extra = cached if collected is None else frame_of(spark, collected)
+                built, how = _fold(table, spark, definition, chain, extra, target)
                 try:
                     _commit_state(table, name, head, built, target, "base", None)
                 except _HeadMoved:
@@ -322,8 +327,11 @@ def refresh_index(
                     vacuum(table, policy.vacuum_grace_seconds)
             else:
                 files: dict[str, pa.Table] = {}
-                if cached is not None and rows:
-                    files[DELTA_FILE] = cached.toArrow().select(list(DELTA_COLUMNS))
+                got = collected
+                if got is None and cached is not None and rows:
+                    got = cached.toArrow()
+                if got is not None and rows:
+                    files[DELTA_FILE] = got.select(list(DELTA_COLUMNS))
                 meta = {"delta_rows": rows, "from_instant": head.instant}
                 built = BuiltIndex(files=files, meta=meta)
                 try:

@@ -68,6 +68,8 @@ import warnings
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import pyarrow as pa
+from lakesieve.files.arrow_frame import frame_of
 from lakesieve.format_read import read_columns
 from lakesieve.index_state import TableIndexes
 from lakesieve.model import LOCATION_COLUMN, ChangeImageFiles, Instant, ReadUnit, Snapshot
@@ -290,8 +292,11 @@ def stamped_changes(
     start: Instant,
     end: Instant,
     plan: DeltaPlan,
-) -> tuple[list[DataFrame], DataFrame | None]:
-    """``(key, location, count)`` frames of the stamped locations, and the frame to unpersist.
+) -> tuple[list[DataFrame], DataFrame | None, pa.Table | None]:
+    """``(key, location, count)`` frames of the stamped locations and the frame to unpersist, or a table.
+
+    The table, when there is one, is their whole delta summed per ``(key,
+    location)`` (:func:`~lakesieve.refresh_stamped.stamped_delta`).
 
     See the module docstring: ``+1`` per row stamped after ``start`` at
     ``end``, ``-1`` per row at ``start`` whose record has such a row at the
@@ -299,7 +304,7 @@ def stamped_changes(
     """
     rid, wtime = plan.record_id_column, plan.write_time_column
     if not plan.stamped_new_units or rid is None or wtime is None:
-        return [], None  # nothing at ``end``: no record written, none removed
+        return [], None, None  # nothing at ``end``: no record written, none removed
     fmt = table.view.fmt
     key_type = fmt.read(spark, plan.stamped_new_units[:1], end.id, False).schema[column].dataType
     return stamped_delta(
@@ -316,6 +321,19 @@ def stamped_changes(
     )
 
 
+@dataclass
+class DeltaRows:
+    """A delta's summed ``(key, location, count)`` rows: a Spark frame, or a table on the driver.
+
+    ``table`` is set when the delta was brought to the driver by the job that
+    computed it (a stamped delta alone, summed in its tasks, within
+    :data:`~lakesieve.refresh_stamped.COLLECT_ROWS`); ``frame`` otherwise.
+    """
+
+    frame: DataFrame | None = None
+    table: pa.Table | None = None
+
+
 def summed_frame(
     table: TableIndexes,
     spark: SparkSession,
@@ -323,7 +341,7 @@ def summed_frame(
     start: Instant,
     end: Instant,
     plan: DeltaPlan,
-) -> tuple[DataFrame | None, DataFrame | None]:
+) -> tuple[DeltaRows | None, DataFrame | None]:
     """The summed ``(key, location, count)`` delta (``None`` when nothing to read), and a frame to unpersist."""
     from pyspark.sql import functions as F
 
@@ -331,7 +349,7 @@ def summed_frame(
     if image_held is not None:
         plan.held.append(image_held)
     try:
-        stamped, held = stamped_changes(table, spark, column, start, end, plan)
+        stamped, held, collected = stamped_changes(table, spark, column, start, end, plan)
     except Exception as exc:  # the general path reads the same locations exactly
         warnings.warn(
             f"table {table.path}: rows written since {start.id} cannot be read by their write "
@@ -343,15 +361,20 @@ def summed_frame(
         plan.old_units += plan.stamped_old_units
         plan.new_units += plan.stamped_new_units
         plan.stamped_old_units, plan.stamped_new_units = (), ()
-        stamped, held = [], None
+        stamped, held, collected = [], None, None
     frames = _general_part(table, spark, column, start, end, plan) + stamped + imaged
+    if collected is not None:
+        if not frames:
+            return DeltaRows(table=collected), held  # summed in the tasks, on the driver
+        stamped = [frame_of(spark, collected)]
+        frames.extend(stamped)
     if not frames:
         return None, held
     alone = len(frames) == 1 and any(frames[0] is f for f in (*imaged, *stamped))
     if alone and _summed_by_equality(frames[0]):
-        return frames[0], held  # one row per (key, location), none 0: summed already
+        return DeltaRows(frame=frames[0]), held  # one row per (key, location), none 0
     union = frames[0]
     for part in frames[1:]:
         union = union.unionByName(part)
     summed = union.groupBy("key", "location").agg(F.sum("count").cast("long").alias("count"))
-    return summed.where(F.col("count") != 0), held
+    return DeltaRows(frame=summed.where(F.col("count") != 0)), held

@@ -56,6 +56,11 @@ _PAIR_DDL = "location string, old binary, new binary"
 #: it, the ``start`` side of the location is read once per chunk of ids.
 PAIR_IDS = 2_000_000
 
+#: Rows of a summed stamped delta brought to the driver by the one job that
+#: computes it (shared evenly by its tasks). A task past its share stops and
+#: says so; the delta is then computed again and kept in Spark.
+COLLECT_ROWS = 1_000_000
+
 
 def sums_by_equality(key_type: DataType) -> bool:
     """Whether summing ``(key, location)`` rows in Arrow groups keys as Spark's ``groupBy`` does.
@@ -79,6 +84,7 @@ def _paired_rows(
     key_type: pa.DataType,
     pair_ids: int,
     summed: bool,
+    row_limit: int | None,
     descriptors: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` body: ``(key, location, count)`` of each described location, read in the task.
@@ -87,11 +93,14 @@ def _paired_rows(
     row of the unit at ``start`` whose record id is among those rows' ids
     (streamed batch by batch against at most ``pair_ids`` of them at once).
     With ``summed``, a location's rows leave summed per key, pairs summing
-    to 0 left out.
+    to 0 left out. With ``row_limit``, a task that would emit more rows
+    emits one row with a null location instead (:func:`_over_limit`) and
+    stops.
     """
     from lakesieve import registry
 
     fmt = registry.table_format(ref)
+    emitted = 0
     for descriptor in descriptors:
         for row in descriptor.to_pylist():
             old = pickle.loads(row["old"]) if row["old"] is not None else None
@@ -105,18 +114,32 @@ def _paired_rows(
                 key_type,
                 pair_ids,
             )
-            if not summed:
+            out: Iterator[pa.RecordBatch]
+            if summed:
+                sums = _LocationSums(key_type, pair_ids)
                 for keys, sign in parts:
-                    yield _counted(
-                        keys, row["location"], pa.array(np.full(len(keys), sign, np.int64))
-                    )
-                continue
-            sums = _LocationSums(key_type, pair_ids)
-            for keys, sign in parts:
-                sums.add(keys, sign)
-            keys, counts = sums.result()
-            if len(keys):
-                yield _counted(keys, row["location"], counts)
+                    sums.add(keys, sign)
+                keys, counts = sums.result()
+                out = iter([_counted(keys, row["location"], counts)] if len(keys) else [])
+            else:
+                out = (
+                    _counted(keys, row["location"], pa.array(np.full(len(keys), sign, np.int64)))
+                    for keys, sign in parts
+                )
+            for batch in out:
+                emitted += batch.num_rows
+                if row_limit is not None and emitted > row_limit:
+                    yield _over_limit(key_type)
+                    return
+                yield batch
+
+
+def _over_limit(key_type: pa.DataType) -> pa.RecordBatch:
+    """The row a task emits instead of more than its share of a collected delta."""
+    return pa.RecordBatch.from_arrays(
+        [pa.nulls(1, key_type), pa.nulls(1, pa.string()), pa.array([0], pa.int64())],
+        names=["key", "location", "count"],
+    )
 
 
 def _location_rows(
@@ -247,25 +270,28 @@ def paired_delta(
     names: tuple[str, str, str],
     key_type: DataType,
     pair_ids: int = PAIR_IDS,
+    collect_rows: int | None = None,
 ) -> DataFrame:
     """``(key, location, count)`` of stamped locations, both sides of each read in one Python task.
 
     Summed per ``(key, location)`` without zero sums when
     :func:`sums_by_equality` holds for ``key_type``; one row per changed row
-    otherwise.
+    otherwise. With ``collect_rows``, each task emits at most its share of
+    them, else a row with a null location (the frame is then incomplete).
     """
     from pyspark.sql.pandas.types import to_arrow_type
     from pyspark.sql.types import LongType, StringType, StructField, StructType
 
     rid, wtime, column = names
     old_of = {u.location: u for u in old_units}
+    slices = max(1, min(len(new_units), default_parallelism(spark)))
     rows = [
         (
             u.location,
             pickle.dumps(old_of[u.location]) if u.location in old_of else None,
             pickle.dumps(u),
         )
-        for u in _dealt(new_units, default_parallelism(spark))
+        for u in _dealt(new_units, slices)
     ]
     descriptors = spark.createDataFrame(rows, _PAIR_DDL)
     schema = StructType(
@@ -286,6 +312,7 @@ def paired_delta(
         to_arrow_type(key_type, timezone="UTC"),
         pair_ids,
         sums_by_equality(key_type),
+        None if collect_rows is None else max(1, collect_rows // slices),
     )
     return descriptors.mapInArrow(body, schema)
 
@@ -301,22 +328,29 @@ def stamped_delta(
     wtime: str,
     column: str,
     key_type: DataType,
-) -> tuple[list[DataFrame], DataFrame | None]:
-    """``(key, location, count)`` frames of the stamped locations, and the cached frame to release.
+    collect_rows: int = COLLECT_ROWS,
+) -> tuple[list[DataFrame], DataFrame | None, pa.Table | None]:
+    """The stamped locations' delta: frames and the cached frame to release, or a table.
 
-    The frame is computed here (and cached: it holds the changed rows only),
-    so that a unit the plugin cannot read fails this call, which the caller
-    answers by reading the locations whole.
+    The delta is computed here, so that a unit the plugin cannot read fails
+    this call, which the caller answers by reading the locations whole. When
+    its tasks sum it (:func:`sums_by_equality`) and it has at most about
+    ``collect_rows`` rows, it comes back as the summed ``(key, location,
+    count)`` table, in the one job that computes it; otherwise as a frame,
+    cached (it holds the changed rows only).
     """
     if not new_units:
-        return [], None  # nothing at ``end``: no record written, none removed
+        return [], None, None  # nothing at ``end``: no record written, none removed
     ref = TableRef(fmt.path, fmt.name, dict(fmt.options))
-    frame = paired_delta(
-        spark, ref, old_units, new_units, start, end, (rid, wtime, column), key_type
-    ).persist()
+    args = (spark, ref, old_units, new_units, start, end, (rid, wtime, column), key_type)
+    if collect_rows > 0 and sums_by_equality(key_type):
+        table = paired_delta(*args, collect_rows=collect_rows).toArrow()
+        if not table.column("location").null_count:
+            return [], None, table
+    frame = paired_delta(*args).persist()
     try:
         frame.count()
     except Exception:
         frame.unpersist()
         raise
-    return [frame], frame
+    return [frame], frame, None

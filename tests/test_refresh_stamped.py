@@ -296,7 +296,7 @@ def test_stamped_delta_equals_the_difference_of_hudi_rs_snapshots(
 
     from lakesieve.model import TableRef
     from lakesieve.refresh_plan import plan_delta
-    from lakesieve.refresh_stamped import paired_delta
+    from lakesieve.refresh_stamped import paired_delta, stamped_delta
     from pyspark.sql import functions as F
 
     from tests.tables import rows_by_location
@@ -344,6 +344,28 @@ def test_stamped_delta_equals_the_difference_of_hudi_rs_snapshots(
         # an integer key is summed in the tasks: the frame is the delta itself
         rows = [(r["key"], r["location"], r["count"]) for r in frame.collect()]
         assert sorted(rows, key=repr) == expected, pair_ids
+    # brought to the driver in one job within the bound; past it, kept in Spark
+    assert len(expected) > 8  # more rows than tasks: a bound of 1 is exceeded
+    for collect_rows, on_driver in ((10**6, True), (1, False)):
+        frames, held, collected = stamped_delta(
+            spark,
+            fmt,
+            plan.stamped_old_units,
+            plan.stamped_new_units,
+            start.id,
+            end.id,
+            *names,  # type: ignore[misc]
+            key_type,
+            collect_rows=collect_rows,
+        )
+        try:
+            assert (collected is not None) == on_driver and bool(frames) != on_driver
+            got_rows = collected.to_pylist() if collected is not None else frames[0].collect()
+            got = [(r["key"], r["location"], r["count"]) for r in got_rows]
+            assert sorted(got, key=repr) == expected, collect_rows
+        finally:
+            if held is not None:
+                held.unpersist()
 
 
 def _signed_keys() -> st.SearchStrategy[list[tuple[int | None, int]]]:
@@ -459,10 +481,10 @@ def test_stamped_double_keys_are_summed_by_spark_sql(
 
     plan = plan_delta(table.states, "amount", start, end)
     assert plan.stamped_new_units and not plan.new_units, plan
-    frame, held = summed_frame(table.states, spark, "amount", start, end, plan)
+    rows, held = summed_frame(table.states, spark, "amount", start, end, plan)
     try:
-        assert frame is not None
-        assert norm(frame) == norm(truth)
+        assert rows is not None and rows.frame is not None  # doubles are summed by Spark
+        assert norm(rows.frame) == norm(truth)
         assert {k for k, _, _ in norm(truth)} >= {"0.0", "nan"}  # the cases are exercised
     finally:
         if held is not None:
