@@ -24,10 +24,15 @@ folds ``-0.0`` into ``0.0``: those rows leave the task unsummed, see
 :func:`sums_by_equality`). The descriptors are a local relation that Spark
 slices into ``defaultParallelism`` partitions without a shuffle, dealt by
 size so that the slices are alike, and each row names its location, so no
-join brings the names back. The plugin decides how cheaply it reads a unit: Hudi reads a
-base file with pyarrow, merges slices with hudi-rs, and for
-``Changes.written_in_logs`` locations gets an ``end`` unit without its base
-file (:func:`lakesieve.refresh_plan.logs_only`).
+join brings the names back. A summed delta of at most :data:`COLLECT_ROWS`
+rows comes to the driver as an Arrow table in that one job (no cache, no
+count); a task past its share says so and the delta is computed again as a
+cached frame.
+
+The plugin decides how cheaply it reads a unit: Hudi reads a base file with
+pyarrow, merges slices with hudi-rs, and for ``Changes.written_in_logs``
+locations gets an ``end`` unit without its base file
+(:func:`lakesieve.refresh_plan.logs_only`).
 
 See :mod:`lakesieve.refresh_plan` for why the result is the exact delta.
 """
