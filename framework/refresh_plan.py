@@ -74,7 +74,7 @@ from lakesieve.format_read import read_columns
 from lakesieve.index_state import TableIndexes
 from lakesieve.model import LOCATION_COLUMN, ChangeImageFiles, Instant, ReadUnit, Snapshot
 from lakesieve.planner import LakesieveWarning
-from lakesieve.refresh_stamped import stamped_delta, sums_by_equality
+from lakesieve.refresh_stamped import COLLECT_ROWS, stamped_delta, sums_by_equality
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -212,18 +212,23 @@ def _unimage(plan: DeltaPlan) -> None:
 
 def image_changes(
     table: TableIndexes, spark: SparkSession, column: str, end: Instant, plan: DeltaPlan
-) -> tuple[list[DataFrame], DataFrame | None]:
-    """``(key, location, count)`` frames read from change data files, and the frame to unpersist.
+) -> tuple[list[DataFrame], DataFrame | None, pa.Table | None]:
+    """``(key, location, count)`` frames read from change data files and the frame to unpersist, or a table.
 
-    Computed here. When the plugin does not read this column from change data
-    (it answers ``None``), the locations go to the stamped or general path;
-    when it cannot read the files, likewise, with a warning.
+    Computed here. When the format's metadata bounds the change records (at
+    most two rows each: before and after) within
+    :data:`~lakesieve.refresh_stamped.COLLECT_ROWS` and the plugin's sums
+    are Spark's (:func:`_summed_by_equality`), the rows come to the driver as
+    a table in the job that reads them; otherwise the frame is cached. When
+    the plugin does not read this column from change data (it answers
+    ``None``), the locations go to the stamped or general path; when it
+    cannot read the files, likewise, with a warning.
     """
     if not plan.images:
-        return [], None
+        return [], None, None
     if not plan.imaged_new_units:  # nothing left at ``end`` to learn the column's type from
         _unimage(plan)
-        return [], None
+        return [], None, None
     fmt = table.view.fmt
     frame: DataFrame | None = None
     try:
@@ -231,10 +236,15 @@ def image_changes(
         frame = fmt.read_change_images(spark, plan.images, column, key_type)  # type: ignore[attr-defined]
         if frame is None:
             _unimage(plan)
-            return [], None
+            return [], None, None
+        records = [img.records for img in plan.images.values()]
+        known = [r for r in records if r is not None]
+        bounded = len(known) == len(records) and 2 * sum(known) <= COLLECT_ROWS
+        if bounded and _summed_by_equality(frame):
+            return [], None, frame.toArrow()
         frame = frame.persist()
         frame.count()
-        return [frame], frame
+        return [frame], frame, None
     except Exception as exc:  # the other paths read the same locations exactly
         if frame is not None:
             frame.unpersist()
@@ -246,7 +256,7 @@ def image_changes(
             stacklevel=2,
         )
         _unimage(plan)
-        return [], None
+        return [], None, None
 
 
 def _summed_by_equality(frame: DataFrame) -> bool:
@@ -345,7 +355,7 @@ def summed_frame(
     """The summed ``(key, location, count)`` delta (``None`` when nothing to read), and a frame to unpersist."""
     from pyspark.sql import functions as F
 
-    imaged, image_held = image_changes(table, spark, column, end, plan)
+    imaged, image_held, image_table = image_changes(table, spark, column, end, plan)
     if image_held is not None:
         plan.held.append(image_held)
     try:
@@ -363,14 +373,14 @@ def summed_frame(
         plan.stamped_old_units, plan.stamped_new_units = (), ()
         stamped, held, collected = [], None, None
     frames = _general_part(table, spark, column, start, end, plan) + stamped + imaged
-    if collected is not None:
-        if not frames:
-            return DeltaRows(table=collected), held  # summed in the tasks, on the driver
-        stamped = [frame_of(spark, collected)]
-        frames.extend(stamped)
+    tables = [t for t in (collected, image_table) if t is not None]
+    if len(tables) == 1 and not frames:
+        return DeltaRows(table=tables[0]), held  # summed by the tasks, on the driver
+    summed_parts = [*stamped, *imaged, *(frame_of(spark, t) for t in tables)]
+    frames += summed_parts[len(stamped) + len(imaged) :]
     if not frames:
         return None, held
-    alone = len(frames) == 1 and any(frames[0] is f for f in (*imaged, *stamped))
+    alone = len(frames) == 1 and any(frames[0] is f for f in summed_parts)
     if alone and _summed_by_equality(frames[0]):
         return DeltaRows(frame=frames[0]), held  # one row per (key, location), none 0
     union = frames[0]

@@ -170,9 +170,12 @@ def read_change_images(
         (loc, list(img.files), -1 if img.records is None else img.records)
         for loc, img in sorted(images.items())
     ]
+    # a local relation: Spark cuts it into contiguous slices (one per core)
+    # without a shuffle, so deal the largest locations across them
+    rows.sort(key=lambda r: -r[2])
+    slices = max(1, min(len(rows), default_parallelism(spark)))
+    rows = [r for i in range(slices) for r in rows[i::slices]]
     described = spark.createDataFrame(rows, "location string, files array<string>, records long")
-    parallelism = default_parallelism(spark)
-    described = described.repartition(min(len(rows), parallelism))
     schema = T.StructType(
         [
             T.StructField("key", key_type, True),
