@@ -176,6 +176,10 @@ class Changes:
             base file yields every row stamped after ``start`` there (and
             rows of older logs, which the stamped read's write-time filter
             drops). Optional.
+        rows_written: for stamped locations, the rows written there in the
+            range (inserted or updated) as the format's metadata records
+            them: at least the rows a stamped read finds. A location left
+            out has no such figure. Optional.
     """
 
     start: str | None
@@ -190,6 +194,7 @@ class Changes:
     stamped: frozenset[str] = frozenset()
     change_images: Mapping[str, ChangeImageFiles] = field(default_factory=dict)
     written_in_logs: frozenset[str] = frozenset()
+    rows_written: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def touched(self) -> frozenset[str]:

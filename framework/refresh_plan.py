@@ -97,6 +97,8 @@ class DeltaPlan:
         imaged_new_units: read units at ``end`` of those locations.
         image_stamped: those of them the stamped path can read instead.
         held: cached frames of the delta's computation, released by the caller.
+        stamped_rows: rows written at the stamped locations in the range, as
+            the format's metadata records them (``None``: not known for all).
     """
 
     old_units: tuple[Any, ...]
@@ -111,6 +113,7 @@ class DeltaPlan:
     imaged_new_units: tuple[Any, ...] = ()
     image_stamped: frozenset[str] = frozenset()
     held: list[Any] = field(default_factory=list)
+    stamped_rows: int | None = None
 
     @property
     def locations_read(self) -> int:
@@ -168,6 +171,8 @@ def plan_delta(table: TableIndexes, column: str, start: Instant, end: Instant) -
         rid if stamped or image_stamped else None,
         wtime if stamped or image_stamped else None,
     )
+    if stamped and all(loc in changes.rows_written for loc in stamped):
+        plan.stamped_rows = sum(changes.rows_written[loc] for loc in stamped)
     if imaged:
         plan.images = {loc: changes.change_images[loc] for loc in sorted(imaged)}
         plan.imaged_old_units = old.units_for(imaged)
@@ -203,6 +208,8 @@ def logs_only(
 def _unimage(plan: DeltaPlan) -> None:
     """Send the imaged locations to the stamped path where they qualify, else to the general one."""
     stamped = plan.image_stamped
+    if any(u.location in stamped for u in plan.imaged_new_units):
+        plan.stamped_rows = None  # the metadata's figure covers the first stamped locations only
     plan.stamped_old_units += tuple(u for u in plan.imaged_old_units if u.location in stamped)
     plan.stamped_new_units += tuple(u for u in plan.imaged_new_units if u.location in stamped)
     plan.old_units += tuple(u for u in plan.imaged_old_units if u.location not in stamped)
@@ -328,6 +335,7 @@ def stamped_changes(
         wtime,
         column,
         key_type,
+        plan.stamped_rows,
     )
 
 

@@ -24,10 +24,10 @@ folds ``-0.0`` into ``0.0``: those rows leave the task unsummed, see
 :func:`sums_by_equality`). The descriptors are a local relation that Spark
 slices into ``defaultParallelism`` partitions without a shuffle, dealt by
 size so that the slices are alike, and each row names its location, so no
-join brings the names back. A summed delta of at most :data:`COLLECT_ROWS`
-rows comes to the driver as an Arrow table in that one job (no cache, no
-count); a task past its share says so and the delta is computed again as a
-cached frame.
+join brings the names back. A summed delta that the format's metadata
+bounds within :data:`COLLECT_ROWS` rows (``Changes.rows_written``) comes to
+the driver as an Arrow table in that one job (no cache, no count); a task
+past its share says so and the delta is computed again as a cached frame.
 
 The plugin decides how cheaply it reads a unit: Hudi reads a base file with
 pyarrow, merges slices with hudi-rs, and for ``Changes.written_in_logs``
@@ -333,22 +333,27 @@ def stamped_delta(
     wtime: str,
     column: str,
     key_type: DataType,
+    rows_written: int | None,
     collect_rows: int = COLLECT_ROWS,
 ) -> tuple[list[DataFrame], DataFrame | None, pa.Table | None]:
     """The stamped locations' delta: frames and the cached frame to release, or a table.
 
     The delta is computed here, so that a unit the plugin cannot read fails
     this call, which the caller answers by reading the locations whole. When
-    its tasks sum it (:func:`sums_by_equality`) and it has at most about
-    ``collect_rows`` rows, it comes back as the summed ``(key, location,
-    count)`` table, in the one job that computes it; otherwise as a frame,
-    cached (it holds the changed rows only).
+    its tasks sum it (:func:`sums_by_equality`) and the format's metadata
+    bounds it (``rows_written``, the rows written at those locations: the
+    delta has at most twice as many) within ``collect_rows``, it comes back
+    as the summed ``(key, location, count)`` table, in the one job that
+    computes it; otherwise as a frame, cached (it holds the changed rows
+    only). Should the metadata understate the rows, a task past its share
+    says so and the frame path runs.
     """
     if not new_units:
         return [], None, None  # nothing at ``end``: no record written, none removed
     ref = TableRef(fmt.path, fmt.name, dict(fmt.options))
     args = (spark, ref, old_units, new_units, start, end, (rid, wtime, column), key_type)
-    if collect_rows > 0 and sums_by_equality(key_type):
+    bounded = rows_written is not None and 2 * rows_written <= collect_rows
+    if bounded and collect_rows > 0 and sums_by_equality(key_type):
         table = paired_delta(*args, collect_rows=collect_rows).toArrow()
         if not table.column("location").null_count:
             return [], None, table

@@ -299,7 +299,7 @@ def test_stamped_delta_equals_the_difference_of_hudi_rs_snapshots(
     from lakesieve.refresh_stamped import paired_delta, stamped_delta
     from pyspark.sql import functions as F
 
-    from tests.tables import rows_by_location
+    from tests.tables import hudi_rs_rows, rows_by_location
 
     path = tmp_path / "t"
     _write(spark, path, "bulk_insert", rows_with_random_k(list(range(0, 150)), 1), table_type)
@@ -344,9 +344,19 @@ def test_stamped_delta_equals_the_difference_of_hudi_rs_snapshots(
         # an integer key is summed in the tasks: the frame is the delta itself
         rows = [(r["key"], r["location"], r["count"]) for r in frame.collect()]
         assert sorted(rows, key=repr) == expected, pair_ids
-    # brought to the driver in one job within the bound; past it, kept in Spark
-    assert len(expected) > 8  # more rows than tasks: a bound of 1 is exceeded
-    for collect_rows, on_driver in ((10**6, True), (1, False)):
+    # the metadata's rows written bound the rows stamped after ``start`` at ``end``
+    commit_times = hudi_rs_rows(path, end.id).column("_hoodie_commit_time").to_pylist()
+    stamped_now = sum(1 for t in commit_times if t > start.id)
+    assert plan.stamped_rows is not None and plan.stamped_rows >= stamped_now > 8, plan
+    # on the driver when the metadata bounds it; in Spark when it does not, or
+    # when the tasks find more rows than it said (a bound of 0)
+    cases = [
+        (plan.stamped_rows, 10**6, True),
+        (None, 10**6, False),
+        (plan.stamped_rows, 1, False),
+        (0, 2, False),
+    ]
+    for rows_written, collect_rows, on_driver in cases:
         frames, held, collected = stamped_delta(
             spark,
             fmt,
@@ -356,13 +366,14 @@ def test_stamped_delta_equals_the_difference_of_hudi_rs_snapshots(
             end.id,
             *names,  # type: ignore[misc]
             key_type,
+            rows_written,
             collect_rows=collect_rows,
         )
         try:
             assert (collected is not None) == on_driver and bool(frames) != on_driver
             got_rows = collected.to_pylist() if collected is not None else frames[0].collect()
             got = [(r["key"], r["location"], r["count"]) for r in got_rows]
-            assert sorted(got, key=repr) == expected, collect_rows
+            assert sorted(got, key=repr) == expected, (rows_written, collect_rows)
         finally:
             if held is not None:
                 held.unpersist()
@@ -489,3 +500,16 @@ def test_stamped_double_keys_are_summed_by_spark_sql(
     finally:
         if held is not None:
             held.unpersist()
+
+
+def test_touches_sum_rows_written_where_every_stat_says() -> None:
+    """Rows written per location: updates plus inserts, only where every write stat records both."""
+    stats = [
+        {"fileId": "a", "prevCommit": "001", "numUpdateWrites": 3, "numInserts": 2},
+        {"fileId": "a", "prevCommit": "001", "numUpdateWrites": 1, "numInserts": 0},
+        {"fileId": "b", "prevCommit": "001", "numUpdateWrites": 4},  # inserts not recorded
+        {"fileId": "c", "prevCommit": "null", "numUpdateWrites": 0, "numInserts": 7},
+        {"fileId": "d", "prevCommit": "001", "numUpdateWrites": 1, "numInserts": 1},
+    ]
+    touches = instant_touches.touches_of_commit(_commit("UPSERT", stats, replaced=["d"]))
+    assert touches.written == {"p/a": 6, "p/c": 7}

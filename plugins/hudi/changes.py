@@ -184,6 +184,7 @@ def compute_changes(table: TableRef, start: str | None, end: str) -> Changes:
     in_logs: frozenset[str] = frozenset()
     if stamped and config.table_type.upper() == "MERGE_ON_READ" and config.merges_by_commit_time:
         in_logs = _written_in_logs(stamped, [t for _, t in per_instant])
+    rows_written = _rows_written(stamped, [t for _, t in per_instant])
     images: dict[str, ChangeImageFiles] = {}
     if plain_range and config.change_images and config.table_type.upper() == "COPY_ON_WRITE":
         images = _imaged(rewritten, [t for _, t in per_instant])
@@ -202,7 +203,25 @@ def compute_changes(table: TableRef, start: str | None, end: str) -> Changes:
         stamped=stamped,
         change_images=images,
         written_in_logs=in_logs,
+        rows_written=rows_written,
     )
+
+
+def _rows_written(
+    stamped: frozenset[str], touches: list[instant_touches.Touches]
+) -> dict[str, int]:
+    """Rows written per stamped location over the range, where every instant touching it says."""
+    out: dict[str, int] = {}
+    for loc in stamped:
+        total = 0
+        for t in touches:
+            if loc in t.added or loc in t.rewritten or loc in t.removed:
+                if loc not in t.written:
+                    break
+                total += t.written[loc]
+        else:
+            out[loc] = total
+    return out
 
 
 def _imaged(

@@ -75,6 +75,9 @@ class Touches:
     ``operationType``, upper case. ``logged`` holds the added and rewritten
     locations whose every write stat wrote a log file (a delta commit's
     append): their base file, if any, is older than the instant.
+    ``written`` maps each added or rewritten location whose every write stat
+    records ``numUpdateWrites`` and ``numInserts`` to their sum: the rows
+    the instant wrote there.
     """
 
     added: set[str] = field(default_factory=set)
@@ -86,6 +89,7 @@ class Touches:
     images: dict[str, tuple[tuple[str, ...], int]] = field(default_factory=dict)
     operation: str = ""
     logged: set[str] = field(default_factory=set)
+    written: dict[str, int] = field(default_factory=dict)
 
 
 def _count(stat: Mapping[str, Any], name: str) -> int | None:
@@ -156,6 +160,8 @@ def touches_of_commit(meta: Mapping[str, Any]) -> Touches:
     imaged: dict[str, tuple[tuple[str, ...], int]] = {}
     unimaged: set[str] = set()
     unlogged: set[str] = set()
+    written: dict[str, int] = {}
+    unwritten: set[str] = set()
     for partition, stat in _write_stats(meta):
         file_id = stat.get("fileId")
         if not file_id:
@@ -170,6 +176,11 @@ def touches_of_commit(meta: Mapping[str, Any]) -> Touches:
             lost_keys.add(loc)
         if not is_log_file(str(stat.get("path") or "")):
             unlogged.add(loc)
+        updates, inserts = _count(stat, "numUpdateWrites"), _count(stat, "numInserts")
+        if updates is None or inserts is None:
+            unwritten.add(loc)
+        else:
+            written[loc] = written.get(loc, 0) + updates + inserts
         change = _change_files(stat)
         if change is None:
             unimaged.add(loc)
@@ -190,6 +201,9 @@ def touches_of_commit(meta: Mapping[str, Any]) -> Touches:
         loc: change
         for loc, change in imaged.items()
         if loc not in unimaged and loc not in out.removed
+    }
+    out.written = {
+        loc: n for loc, n in written.items() if loc not in unwritten and loc not in out.removed
     }
     return out
 
