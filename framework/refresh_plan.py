@@ -384,8 +384,9 @@ def summed_frame(
     tables = [t for t in (collected, image_table) if t is not None]
     if len(tables) == 1 and not frames:
         return DeltaRows(table=tables[0]), held  # summed by the tasks, on the driver
-    summed_parts = [*stamped, *imaged, *(frame_of(spark, t) for t in tables)]
-    frames += summed_parts[len(stamped) + len(imaged) :]
+    from_tables = [frame_of(spark, t) for t in tables]
+    frames += from_tables
+    summed_parts = [*stamped, *imaged, *from_tables]
     if not frames:
         return None, held
     alone = len(frames) == 1 and any(frames[0] is f for f in summed_parts)

@@ -49,7 +49,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.contracts import TableFormat
 from lakesieve.model import ReadUnit, TableRef
-from lakesieve.session import default_parallelism
+from lakesieve.session import dealt_for_slices, default_parallelism
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -61,9 +61,10 @@ _PAIR_DDL = "location string, old binary, new binary"
 #: it, the ``start`` side of the location is read once per chunk of ids.
 PAIR_IDS = 2_000_000
 
-#: Rows of a summed stamped delta brought to the driver by the one job that
-#: computes it (shared evenly by its tasks). A task past its share stops and
-#: says so; the delta is then computed again and kept in Spark.
+#: Rows of a summed refresh delta (stamped or from change data) brought to
+#: the driver by the one job that computes it; above, it is cached in Spark.
+#: The stamped tasks share it evenly: one past its share stops and says so,
+#: and the delta is then computed again and kept in Spark.
 COLLECT_ROWS = 1_000_000
 
 
@@ -254,17 +255,6 @@ def _counted(keys: pa.Array, location: str, counts: pa.Array) -> pa.RecordBatch:
     )
 
 
-def _dealt(units: Sequence[ReadUnit], slices: int) -> list[ReadUnit]:
-    """``units`` largest first, dealt round-robin into ``slices`` runs laid end to end.
-
-    Spark cuts a local relation into contiguous slices, so each slice gets
-    a like share of large and small locations.
-    """
-    ordered = sorted(units, key=lambda u: (-(u.size_bytes or 0), u.location))
-    k = max(1, min(slices, len(ordered)))
-    return [u for i in range(k) for u in ordered[i::k]]
-
-
 def paired_delta(
     spark: SparkSession,
     ref: TableRef,
@@ -296,7 +286,9 @@ def paired_delta(
             pickle.dumps(old_of[u.location]) if u.location in old_of else None,
             pickle.dumps(u),
         )
-        for u in _dealt(new_units, slices)
+        for u in dealt_for_slices(
+            sorted(new_units, key=lambda u: u.location), slices, lambda u: u.size_bytes or 0
+        )
     ]
     descriptors = spark.createDataFrame(rows, _PAIR_DDL)
     schema = StructType(

@@ -46,11 +46,13 @@ import signal
 import sys
 import threading
 import warnings
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+_T = TypeVar("_T")
 
 _lock = threading.Lock()
 _session: SparkSession | None = None
@@ -194,6 +196,18 @@ def keep_useful_warnings(spark: SparkSession) -> None:
             log4j.core.config.Configurator.setLevel(name, log4j.Level.WARN)
     except Exception:
         context.setLogLevel("WARN")
+
+
+def dealt_for_slices(items: Sequence[_T], slices: int, size: Callable[[_T], float]) -> list[_T]:
+    """``items`` largest first, dealt round-robin into ``slices`` runs laid end to end.
+
+    Spark cuts a local relation (``createDataFrame`` of a list) into
+    contiguous slices without a shuffle; laid out this way each slice gets
+    a like share of large and small items. Ties keep their given order.
+    """
+    ordered = sorted(items, key=lambda item: -size(item))
+    k = max(1, min(slices, len(ordered)))
+    return [item for i in range(k) for item in ordered[i::k]]
 
 
 def default_parallelism(spark: SparkSession, fallback: int = 8) -> int:

@@ -416,17 +416,20 @@ def test_location_sums_equal_the_sums_of_their_rows(
 def test_units_are_dealt_by_size_into_like_slices() -> None:
     """Every unit once; each of Spark's contiguous slices gets a like share of the bytes."""
     from lakesieve.model import ReadUnit
-    from lakesieve.refresh_stamped import _dealt
+    from lakesieve.session import dealt_for_slices
+
+    def size(u: ReadUnit) -> int:
+        return u.size_bytes
 
     sizes = [1000 * (i % 7 + 1) for i in range(64)]
     units = [
         ReadUnit(location=f"loc-{i:02d}", base_file=None, size_bytes=s) for i, s in enumerate(sizes)
     ]
-    dealt = _dealt(units, 4)
+    dealt = dealt_for_slices(units, 4, size)
     assert sorted(u.location for u in dealt) == sorted(u.location for u in units)
     shares = [sum(u.size_bytes for u in dealt[i * 16 : (i + 1) * 16]) for i in range(4)]
     assert max(shares) - min(shares) <= max(sizes), shares
-    assert _dealt(units[:3], 8) == sorted(units[:3], key=lambda u: (-u.size_bytes, u.location))
+    assert dealt_for_slices(units[:3], 8, size) == sorted(units[:3], key=lambda u: -u.size_bytes)
 
 
 @pytest.mark.parametrize("table_type", ["cow", "mor"])

@@ -32,7 +32,7 @@ from lakesieve.plugins.hudi.cdc import (
 )
 from lakesieve.plugins.hudi.cdc_columns import blocks_column
 from lakesieve.plugins.hudi.writer.log_block import SCHEMA, iter_blocks
-from lakesieve.session import default_parallelism
+from lakesieve.session import dealt_for_slices, default_parallelism
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -170,11 +170,8 @@ def read_change_images(
         (loc, list(img.files), -1 if img.records is None else img.records)
         for loc, img in sorted(images.items())
     ]
-    # a local relation: Spark cuts it into contiguous slices (one per core)
-    # without a shuffle, so deal the largest locations across them
-    rows.sort(key=lambda r: -r[2])
-    slices = max(1, min(len(rows), default_parallelism(spark)))
-    rows = [r for i in range(slices) for r in rows[i::slices]]
+    # a local relation, cut into slices without a shuffle: largest locations dealt across them
+    rows = dealt_for_slices(rows, default_parallelism(spark), lambda r: r[2])
     described = spark.createDataFrame(rows, "location string, files array<string>, records long")
     schema = T.StructType(
         [
