@@ -29,7 +29,10 @@ One Python task per few locations reads both sides of each through the
 format's ``read_unit``: at ``end`` only R, W and the column, keeping rows with
 ``W > start`` (``+1``) and their R; at ``start`` only R and the column,
 streamed against that small set of R (``-1``)
-(:mod:`lakesieve.refresh_stamped`). Only the changed records leave the task,
+(:mod:`lakesieve.refresh_stamped`). Where both sides are whole base files
+and the key is not a floating-point number, the task reads only the column
+of both and compares them row by row instead (exact for any two files, and
+reading out only the changed rows when unchanged records kept their places). Only the changed records leave the task,
 instead of every row of every touched location twice, summed per ``(key,
 location)`` there (the task owns its locations whole) unless the key is a
 floating-point number; a delta of stamped locations alone then needs no

@@ -11,6 +11,15 @@ anything crosses into the JVM:
 * at ``start``, the record id and the column, streamed batch by batch; rows
   whose record id is among those leave the task as ``-1``.
 
+Where both sides of a location are whole base files (no log or delete
+files) and the task sums its rows, the two files are instead compared row by
+row with only the column read (:func:`_positional_rows`): as multisets, the
+rows at ``end`` minus those at ``start`` are ``+new[i] - old[i]`` over every
+position, and the positions holding the same value cancel. That is exact
+for any two files; it is cheap when the writer left each unchanged record
+where it was, as Apache Hudi's copy-on-write merge does, and then no record
+id or write time is decoded.
+
 So the large side is never shuffled, joined or sent to the JVM, and no row
 identifier travels at all. The record ids kept per location are bounded
 (:data:`PAIR_IDS`): beyond it the ``start`` side is read again for each
@@ -110,15 +119,13 @@ def _paired_rows(
     for descriptor in descriptors:
         for row in descriptor.to_pylist():
             old = pickle.loads(row["old"]) if row["old"] is not None else None
-            parts = _location_rows(
-                fmt,
-                old,
-                pickle.loads(row["new"]),
-                start,
-                end,
-                (rid, wtime, column),
-                key_type,
-                pair_ids,
+            new = pickle.loads(row["new"])
+            parts = (
+                _positional_rows(fmt, old, new, start, end, column, key_type)
+                if summed and old is not None and whole_files(old) and whole_files(new)
+                else _location_rows(
+                    fmt, old, new, start, end, (rid, wtime, column), key_type, pair_ids
+                )
             )
             out: Iterator[pa.RecordBatch]
             if summed:
@@ -181,6 +188,65 @@ def _location_rows(
             ids, held = [], 0
     if ids and old is not None:
         yield from _previous(fmt, old, start, old_columns, ids, key_type)
+
+
+def whole_files(unit: ReadUnit) -> bool:
+    """Whether a unit's rows are its base file's rows, in the file's order (no logs, no deletes)."""
+    return unit.base_file is not None and not unit.log_files and not unit.delete_files
+
+
+def _positional_rows(
+    fmt: TableFormat,
+    old: ReadUnit,
+    new: ReadUnit,
+    start: str,
+    end: str,
+    column: str,
+    key_type: pa.DataType,
+) -> Iterator[tuple[pa.Array, int]]:
+    """One location's delta from its two base files compared row by row, only ``column`` read.
+
+    The rows at ``end`` minus the rows at ``start`` are, as multisets,
+    ``+new[i]`` and ``-old[i]`` over every position ``i`` either file has;
+    the positions where both hold the same value cancel and are left out.
+    That holds whatever order the files are in, so the delta is exact for
+    any pair of files; it is small when the writer kept each unchanged
+    record where it was (Apache Hudi's merge of a copy-on-write file group
+    does), and then neither record ids nor write times are read. Values
+    count as the same only when equal and not null, or both null; the
+    caller sums the rows per key (never for floating-point keys, whose
+    ``-0.0`` and NaN Spark groups by its own rules).
+    """
+    olds = _column_of(fmt.read_unit(old, start, [column]), column, key_type)
+    news = _column_of(fmt.read_unit(new, end, [column]), column, key_type)
+    before: pa.Array | None = next(olds, None)
+    after: pa.Array | None = next(news, None)
+    while before is not None and after is not None:
+        n = min(len(before), len(after))
+        was, now = before.slice(0, n), after.slice(0, n)
+        both_null = pc.and_(pc.is_null(was), pc.is_null(now))
+        same = pc.fill_null(pc.or_kleene(pc.equal(was, now), both_null), False)
+        changed = pc.invert(same)
+        if pc.any(changed).as_py():
+            yield now.filter(changed), 1
+            yield was.filter(changed), -1
+        before = before.slice(n) if n < len(before) else next(olds, None)
+        after = after.slice(n) if n < len(after) else next(news, None)
+    while before is not None:
+        yield before, -1
+        before = next(olds, None)
+    while after is not None:
+        yield after, 1
+        after = next(news, None)
+
+
+def _column_of(
+    batches: Iterator[pa.RecordBatch], column: str, key_type: pa.DataType
+) -> Iterator[pa.Array]:
+    """``column`` of each non-empty batch, cast to the key's type."""
+    for batch in batches:
+        if batch.num_rows:
+            yield batch.column(batch.schema.get_field_index(column)).cast(key_type)
 
 
 def _previous(

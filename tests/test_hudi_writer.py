@@ -181,6 +181,33 @@ def test_assign_inserts_fills_small_groups_first() -> None:
     assert assign_inserts({"q": 7}, {}, 100, 5000, 300_000) == {"q": [(None, 7)]}
 
 
+@settings(max_examples=100, deadline=None, derandomize=True)
+@given(
+    old_keys=st.lists(st.integers(0, 30), unique=True, max_size=20),
+    new_keys=st.lists(st.integers(0, 40), unique=True, max_size=20),
+)
+def test_an_upsert_replaces_records_where_they_stand(
+    old_keys: list[int], new_keys: list[int]
+) -> None:
+    """As Apache Hudi's merge handle writes a base file: records in place, then the inserts."""
+    from lakesieve.plugins.hudi.writer.task import RECORD_KEY, merged_in_place
+
+    def rows(keys: list[int], version: str) -> pa.Table:
+        return pa.table(
+            {
+                RECORD_KEY: pa.array([str(k) for k in keys], pa.string()),
+                "v": pa.array([version] * len(keys), pa.string()),
+            }
+        )
+
+    old, new = rows(old_keys, "old"), rows(new_keys, "new")
+    is_update = pa.chunked_array([pa.array([k in old_keys for k in new_keys], pa.bool_())])
+    merged = merged_in_place(old, new, is_update).to_pylist()
+    expected = [{RECORD_KEY: str(k), "v": "new" if k in new_keys else "old"} for k in old_keys]
+    expected += [{RECORD_KEY: str(k), "v": "new"} for k in new_keys if k not in old_keys]
+    assert merged == expected
+
+
 def test_spark_hash_and_shuffle_keys_match_spark(spark: Any) -> None:
     values = [*range(-50, 50), 2**31 - 1, -(2**31)]
     df = spark.createDataFrame([(v,) for v in values], "v int")
