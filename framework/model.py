@@ -155,6 +155,11 @@ class Changes:
         record_id_column: a column holding a record identifier that is
             unique within a location (Hudi's ``_hoodie_record_key``), or
             ``None``.
+        record_id_fields: integer columns that identify a record within a
+            location exactly as ``record_id_column`` does (two rows hold the
+            same record id if and only if they agree on all of them, nulls
+            alike), cheaper to read than the id itself; the stamped read
+            matches records on them. Optional: empty, the id is read.
         write_time_column: a string column holding, per row, the instant id
             that last wrote the row (Hudi's ``_hoodie_commit_time``), or
             ``None``.
@@ -190,6 +195,7 @@ class Changes:
     updated_in_place: frozenset[str] = frozenset()
     key_columns: tuple[str, ...] = ()
     record_id_column: str | None = None
+    record_id_fields: tuple[str, ...] = ()
     write_time_column: str | None = None
     stamped: frozenset[str] = frozenset()
     change_images: Mapping[str, ChangeImageFiles] = field(default_factory=dict)

@@ -102,6 +102,8 @@ class DeltaPlan:
         held: cached frames of the delta's computation, released by the caller.
         stamped_rows: rows written at the stamped locations in the range, as
             the format's metadata records them (``None``: not known for all).
+        record_id_fields: integer columns matching records as the record id
+            does (``Changes.record_id_fields``), read instead of it.
     """
 
     old_units: tuple[Any, ...]
@@ -117,6 +119,7 @@ class DeltaPlan:
     image_stamped: frozenset[str] = frozenset()
     held: list[Any] = field(default_factory=list)
     stamped_rows: int | None = None
+    record_id_fields: tuple[str, ...] = ()
 
     @property
     def locations_read(self) -> int:
@@ -174,6 +177,8 @@ def plan_delta(table: TableIndexes, column: str, start: Instant, end: Instant) -
         rid if stamped or image_stamped else None,
         wtime if stamped or image_stamped else None,
     )
+    if stamped or image_stamped:
+        plan.record_id_fields = tuple(changes.record_id_fields)
     if stamped and all(loc in changes.rows_written for loc in stamped):
         plan.stamped_rows = sum(changes.rows_written[loc] for loc in stamped)
     if imaged:
@@ -339,6 +344,7 @@ def stamped_changes(
         column,
         key_type,
         plan.stamped_rows,
+        id_fields=plan.record_id_fields,
     )
 
 

@@ -100,6 +100,7 @@ def _paired_rows(
     pair_ids: int,
     summed: bool,
     row_limit: int | None,
+    id_fields: tuple[str, ...],
     descriptors: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` body: ``(key, location, count)`` of each described location, read in the task.
@@ -124,7 +125,7 @@ def _paired_rows(
                 _positional_rows(fmt, old, new, start, end, column, key_type)
                 if summed and old is not None and whole_files(old) and whole_files(new)
                 else _location_rows(
-                    fmt, old, new, start, end, (rid, wtime, column), key_type, pair_ids
+                    fmt, old, new, start, end, (rid, wtime, column), key_type, pair_ids, id_fields
                 )
             )
             out: Iterator[pa.RecordBatch]
@@ -164,11 +165,17 @@ def _location_rows(
     names: tuple[str, str, str],
     key_type: pa.DataType,
     pair_ids: int,
+    id_fields: tuple[str, ...] = (),
 ) -> Iterator[tuple[pa.Array, int]]:
-    """One location's keys with their sign: ``+1`` stamped after ``start``, ``-1`` their previous rows."""
+    """One location's keys with their sign: ``+1`` stamped after ``start``, ``-1`` their previous rows.
+
+    Records are matched on their id column, or on ``id_fields`` when given
+    (:func:`record_ids`).
+    """
     rid, wtime, column = names
-    new_columns = list(dict.fromkeys([rid, wtime, column]))
-    old_columns = list(dict.fromkeys([rid, column]))
+    id_columns = tuple(id_fields) or (rid,)
+    new_columns = list(dict.fromkeys([*id_columns, wtime, column]))
+    old_columns = list(dict.fromkeys([*id_columns, column]))
     ids: list[pa.Array] = []
     held = 0
     for batch in fmt.read_unit(new, end, new_columns):
@@ -181,13 +188,13 @@ def _location_rows(
         yield batch.column(batch.schema.get_field_index(column)).cast(key_type), 1
         if old is None:
             continue
-        ids.append(pc.cast(batch.column(batch.schema.get_field_index(rid)), pa.string()))
+        ids.append(record_ids(batch, id_columns))
         held += batch.num_rows
         if held >= pair_ids:
-            yield from _previous(fmt, old, start, old_columns, ids, key_type)
+            yield from _previous(fmt, old, start, old_columns, id_columns, ids, key_type)
             ids, held = [], 0
     if ids and old is not None:
-        yield from _previous(fmt, old, start, old_columns, ids, key_type)
+        yield from _previous(fmt, old, start, old_columns, id_columns, ids, key_type)
 
 
 def whole_files(unit: ReadUnit) -> bool:
@@ -254,19 +261,66 @@ def _previous(
     old: ReadUnit,
     start: str,
     columns: list[str],
+    id_columns: tuple[str, ...],
     ids: list[pa.Array],
     key_type: pa.DataType,
 ) -> Iterator[tuple[pa.Array, int]]:
-    """Keys (``-1``) of the ``start`` side of a location whose record id is among ``ids``."""
-    rid, column = columns[0], columns[-1]
-    written = pa.chunked_array(ids, pa.string()).combine_chunks()
+    """Keys (``-1``) of the ``start`` side of a location whose record is among ``ids``.
+
+    Each record is at most once on either side; ids that say otherwise
+    (columns that do not identify records after all) fail the read, and
+    refresh reads the locations whole.
+    """
+    column = columns[-1]
+    written = pa.chunked_array(ids).combine_chunks()
+    _distinct(written, "rows written since the index")
+    found: list[pa.Array] = []
     for batch in fmt.read_unit(old, start, columns):
         if not batch.num_rows:
             continue
-        old_ids = pc.cast(batch.column(batch.schema.get_field_index(rid)), pa.string())
-        batch = batch.filter(pc.is_in(old_ids, value_set=written))
+        old_ids = record_ids(batch, id_columns)
+        hit = pc.is_in(old_ids, value_set=written)
+        batch = batch.filter(hit)
         if batch.num_rows:
+            found.append(old_ids.filter(hit))
             yield batch.column(batch.schema.get_field_index(column)).cast(key_type), -1
+    if found:
+        _distinct(pa.chunked_array(found).combine_chunks(), "their previous rows")
+
+
+def record_ids(batch: pa.RecordBatch, id_columns: tuple[str, ...]) -> pa.Array:
+    """One value per row that is equal for two rows exactly when their records are.
+
+    The record id column as a string, one integer column as ``int64``, or
+    several integer columns packed into fixed-size binary values (each as
+    eight bytes and a null flag), which ``is_in`` matches like the tuples.
+    """
+    if len(id_columns) == 1:
+        values = batch.column(batch.schema.get_field_index(id_columns[0]))
+        if pa.types.is_integer(values.type):
+            return values.cast(pa.int64())
+        return values.cast(pa.string())
+    n = batch.num_rows
+    layout = [(f"v{i}", "<i8") for i in range(len(id_columns))]
+    layout += [(f"n{i}", "u1") for i in range(len(id_columns))]
+    packed = np.zeros(n, dtype=np.dtype(layout))
+    for i, name in enumerate(id_columns):
+        values = batch.column(batch.schema.get_field_index(name))
+        if not pa.types.is_integer(values.type):
+            raise TypeError(f"record id field {name} is {values.type}, not an integer column")
+        values = values.cast(pa.int64())
+        packed[f"v{i}"] = pc.fill_null(values, 0).to_numpy()
+        packed[f"n{i}"] = values.is_null().to_numpy(zero_copy_only=False)
+    width = packed.dtype.itemsize
+    return pa.FixedSizeBinaryArray.from_buffers(
+        pa.binary(width), n, [None, pa.py_buffer(packed.tobytes())]
+    )
+
+
+def _distinct(ids: pa.Array, what: str) -> None:
+    """Fail unless every id in ``ids`` is different (nulls included)."""
+    if pc.count_distinct(ids, mode="all").as_py() != len(ids):
+        raise ValueError(f"record ids of {what} repeat within a location: not record ids")
 
 
 class _LocationSums:
@@ -332,6 +386,7 @@ def paired_delta(
     key_type: DataType,
     pair_ids: int = PAIR_IDS,
     collect_rows: int | None = None,
+    id_fields: tuple[str, ...] = (),
 ) -> DataFrame:
     """``(key, location, count)`` of stamped locations, both sides of each read in one Python task.
 
@@ -376,6 +431,7 @@ def paired_delta(
         pair_ids,
         sums_by_equality(key_type),
         None if collect_rows is None else max(1, collect_rows // slices),
+        tuple(id_fields),
     )
     return descriptors.mapInArrow(body, schema)
 
@@ -393,6 +449,7 @@ def stamped_delta(
     key_type: DataType,
     rows_written: int | None,
     collect_rows: int = COLLECT_ROWS,
+    id_fields: tuple[str, ...] = (),
 ) -> tuple[list[DataFrame], DataFrame | None, pa.Table | None]:
     """The stamped locations' delta: frames and the cached frame to release, or a table.
 
@@ -412,10 +469,10 @@ def stamped_delta(
     args = (spark, ref, old_units, new_units, start, end, (rid, wtime, column), key_type)
     bounded = rows_written is not None and 2 * rows_written <= collect_rows
     if bounded and collect_rows > 0 and sums_by_equality(key_type):
-        table = paired_delta(*args, collect_rows=collect_rows).toArrow()
+        table = paired_delta(*args, collect_rows=collect_rows, id_fields=id_fields).toArrow()
         if not table.column("location").null_count:
             return [], None, table
-    frame = paired_delta(*args).persist()
+    frame = paired_delta(*args, id_fields=id_fields).persist()
     try:
         frame.count()
     except Exception:

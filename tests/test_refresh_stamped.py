@@ -9,12 +9,14 @@ return the rows Spark SQL selects from hudi-rs' own full read.
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -174,6 +176,7 @@ def test_changes_stamp_upserts_but_not_deletes_or_clustering(spark: Any, tmp_pat
     assert changes.stamped and changes.stamped == changes.touched
     assert changes.record_id_column == "_hoodie_record_key"
     assert changes.write_time_column == "_hoodie_commit_time"
+    assert changes.record_id_fields == ("id",)  # an integer field of a simple key
 
     _write(spark, path, "delete", rows_with_random_k([1, 2], 3), "mor")
     deleted = table.timeline()[-1].id
@@ -187,6 +190,29 @@ def test_changes_stamp_upserts_but_not_deletes_or_clustering(spark: Any, tmp_pat
     assert not compute_changes(ref, first, clustered).stamped
     # backwards (time travel) is never stamped
     assert not compute_changes(ref, upserted, first).stamped
+
+
+def test_record_key_fields_identify_records_only_when_integers_of_known_key_generators() -> None:
+    from dataclasses import replace
+
+    from lakesieve.plugins.hudi.writer import table_config as cfg
+
+    schema = pa.schema(
+        [("a", pa.int64()), ("b", pa.int32()), ("s", pa.string()), ("f", pa.float64())]
+    )
+    config = tables.TableConfig(
+        6, "COPY_ON_WRITE", 1, ".hoodie", ".hoodie/archived", (), None, False, True
+    )
+    for keygen in (cfg.SIMPLE_KEYGEN, cfg.COMPLEX_KEYGEN, cfg.NONPARTITIONED_KEYGEN):
+        keyed = replace(config, keygen=keygen, record_key_fields=("a", "b"))
+        assert tables.record_id_fields(schema, keyed) == ("a", "b")
+        for fields in (("a", "s"), ("f",), ("missing",), ()):
+            assert tables.record_id_fields(schema, replace(keyed, record_key_fields=fields)) == ()
+    custom = replace(
+        config, keygen="org.apache.hudi.keygen.CustomKeyGenerator", record_key_fields=("a",)
+    )
+    assert tables.record_id_fields(schema, custom) == ()
+    assert tables.record_id_fields(schema, replace(custom, keygen="")) == ()
 
 
 def test_unreadable_stamps_fall_back_to_whole_reads(
@@ -327,7 +353,9 @@ def test_stamped_delta_equals_the_difference_of_hudi_rs_snapshots(
     key_type = fmt.read(spark, plan.stamped_new_units[:1], end.id, False).schema["k"].dataType
     names = (plan.record_id_column, plan.write_time_column, "k")
     ref = TableRef(fmt.path, fmt.name, dict(fmt.options))
-    for pair_ids in (3, 10**6):
+    # the integer record key field matches records as the record key does
+    assert plan.record_id_fields == ("id",), plan
+    for pair_ids, id_fields in ((3, ()), (10**6, plan.record_id_fields)):
         frame = paired_delta(
             spark,
             ref,
@@ -338,13 +366,14 @@ def test_stamped_delta_equals_the_difference_of_hudi_rs_snapshots(
             names,  # type: ignore[arg-type]
             key_type,
             pair_ids,
+            id_fields=id_fields,
         )
         summed = frame.groupBy("key", "location").agg(F.sum("count").alias("n")).where("n != 0")
         got = [(r["key"], r["location"], r["n"]) for r in summed.collect()]
-        assert sorted(got, key=repr) == expected, pair_ids
+        assert sorted(got, key=repr) == expected, (pair_ids, id_fields)
         # an integer key is summed in the tasks: the frame is the delta itself
         rows = [(r["key"], r["location"], r["count"]) for r in frame.collect()]
-        assert sorted(rows, key=repr) == expected, pair_ids
+        assert sorted(rows, key=repr) == expected, (pair_ids, id_fields)
     if table_type == "cow":
         # both sides are whole base files: compared row by row, only ``k`` read; the
         # writer keeps records in place, so only the changed rows are read out
@@ -459,6 +488,66 @@ def test_positional_rows_are_the_difference_of_two_files(
     assert {k: n for k, n in got.items() if n} == {k: n for k, n in want.items() if n}
     same = sum(1 for a, b in zip(old, new, strict=False) if a == b)
     assert sum(len(keys) for keys, _ in rows) == len(old) + len(new) - 2 * same
+
+
+_ID_PART = st.one_of(st.none(), st.integers(-(2**63), 2**63 - 1), st.integers(-2, 2))
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(
+    rows=st.lists(st.tuples(_ID_PART, _ID_PART), min_size=1, max_size=12),
+    narrow=st.booleans(),
+)
+def test_record_ids_are_equal_exactly_when_the_fields_are(
+    rows: list[tuple[int | None, int | None]], narrow: bool
+) -> None:
+    """Packed integer fields (nulls alike) match like the tuples; one field stays an integer."""
+    from lakesieve.refresh_stamped import record_ids
+
+    if narrow:  # an int32 field beside an int64 one
+        rows = [(a, None if b is None else b % 2**31) for a, b in rows]
+    second = pa.array([b for _, b in rows], pa.int32() if narrow else pa.int64())
+    batch = pa.record_batch({"a": pa.array([a for a, _ in rows], pa.int64()), "b": second})
+    packed = record_ids(batch, ("a", "b")).to_pylist()
+    for i, j in itertools.product(range(len(rows)), repeat=2):
+        assert (packed[i] == packed[j]) == (rows[i] == rows[j]), (rows[i], rows[j])
+    found = pc.is_in(
+        record_ids(batch, ("a", "b")), value_set=record_ids(batch.slice(0, 1), ("a", "b"))
+    )
+    assert found.to_pylist() == [r == rows[0] for r in rows]
+    one = record_ids(batch, ("b",))
+    assert one.type == pa.int64() and one.to_pylist() == [b for _, b in rows]
+
+
+def test_repeated_record_ids_fail_the_stamped_read() -> None:
+    """Fields that do not identify records (a repeated id on either side) fail instead of miscounting."""
+    from lakesieve.model import ReadUnit
+    from lakesieve.refresh_stamped import _location_rows
+
+    sides = {
+        "old": {"id": [1, 1, 2], "t": ["1", "1", "1"], "k": [5, 6, 7]},
+        "new": {"id": [1, 2], "t": ["2", "2"], "k": [8, 9]},
+        "twice": {"id": [2, 2], "t": ["2", "2"], "k": [8, 9]},
+    }
+
+    class _Files:
+        def read_unit(self, unit: ReadUnit, instant: str, columns: list[str]) -> Any:
+            yield pa.record_batch({c: sides[str(unit.base_file)][c] for c in columns})
+
+    for old, new in (("old", "new"), ("new", "twice")):
+        rows = _location_rows(
+            _Files(),  # type: ignore[arg-type]
+            ReadUnit("loc", old, log_files=("log",)),
+            ReadUnit("loc", new, log_files=("log",)),
+            "1",
+            "2",
+            ("_hoodie_record_key", "t", "k"),
+            pa.int64(),
+            10,
+            ("id",),
+        )
+        with pytest.raises(ValueError, match="repeat within a location"):
+            list(rows)
 
 
 def _signed_keys() -> st.SearchStrategy[list[tuple[int | None, int]]]:

@@ -199,6 +199,7 @@ def compute_changes(table: TableRef, start: str | None, end: str) -> Changes:
         updated_in_place=updated,
         key_columns=config.record_key_fields,
         record_id_column=RECORD_KEY_COLUMN if stamped else None,
+        record_id_fields=tables.record_id_fields(tables.read_schema(ht), config) if stamped else (),
         write_time_column=COMMIT_TIME_COLUMN if stamped else None,
         stamped=stamped,
         change_images=images,

@@ -16,7 +16,13 @@ from lakesieve.errors import LakesieveError, TableNotFoundError
 from lakesieve.model import TableRef
 from lakesieve.plugins.hudi.cdc import records_images
 from lakesieve.plugins.hudi.partitions import partition_fields
-from lakesieve.plugins.hudi.writer.table_config import LATEST_PAYLOAD
+from lakesieve.plugins.hudi.writer.table_config import (
+    COMPLEX_KEYGEN,
+    LATEST_PAYLOAD,
+    NONPARTITIONED_KEYGEN,
+    SIMPLE_KEYGEN,
+    SUPPORTED_KEYGENS,
+)
 
 
 def open_table(path: str, options: Mapping[str, str] | None = None) -> HudiTable:
@@ -75,6 +81,8 @@ class TableConfig:
             images (``hoodie.table.cdc.*``, :mod:`lakesieve.plugins.hudi.cdc`).
         merges_by_commit_time: whether a log record always replaces the base
             file's version of its record (:func:`merges_by_commit_time`).
+        keygen: the key generator's class name (``hoodie.table.keygenerator.class``,
+            or the class of ``hoodie.table.keygenerator.type``), ``""`` if unset.
     """
 
     version: int
@@ -89,6 +97,15 @@ class TableConfig:
     record_key_fields: tuple[str, ...] = ()
     change_images: bool = False
     merges_by_commit_time: bool = False
+    keygen: str = ""
+
+
+#: ``hoodie.table.keygenerator.type`` values and the classes they stand for.
+_KEYGEN_TYPES = {
+    "SIMPLE": SIMPLE_KEYGEN,
+    "COMPLEX": COMPLEX_KEYGEN,
+    "NON_PARTITION": NONPARTITIONED_KEYGEN,
+}
 
 
 def merges_by_commit_time(opts: Mapping[str, str], version: int) -> bool:
@@ -142,7 +159,32 @@ def table_config(table: HudiTable) -> TableConfig:
         record_key_fields=partition_fields(opts.get("hoodie.table.recordkey.fields")),
         change_images=records_images(opts),
         merges_by_commit_time=merges_by_commit_time(opts, version),
+        keygen=(opts.get("hoodie.table.keygenerator.class") or "").strip()
+        or _KEYGEN_TYPES.get(
+            (opts.get("hoodie.table.keygenerator.type") or "").strip().upper(), ""
+        ),
     )
+
+
+def record_id_fields(schema: pa.Schema, config: TableConfig) -> tuple[str, ...]:
+    """The record key fields, when they identify a record as ``_hoodie_record_key`` does.
+
+    ``schema`` is the table's (:func:`read_schema`).
+
+    Hudi's simple, complex and non-partitioned key generators write the
+    record key as the fields' values in decimal (``field:value`` pairs in a
+    complex key, ``__null__`` for a null), a one-to-one function of the
+    values when every field is an integer column: two rows hold the same
+    record key exactly when they agree on the fields. Other key generators
+    or field types answer ``()`` (the record key itself is read).
+    """
+    fields = config.record_key_fields
+    if not fields or config.keygen not in SUPPORTED_KEYGENS:
+        return ()
+    for name in fields:
+        if name not in schema.names or not pa.types.is_integer(schema.field(name).type):
+            return ()
+    return fields
 
 
 def read_schema(table: HudiTable) -> pa.Schema:
