@@ -23,7 +23,14 @@ def spark() -> Iterator[object]:
 
     session = get_spark(
         master=os.environ.get("LAKESIEVE_SPARK_MASTER", "local[2]"),
-        conf={"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "4"},
+        conf={
+            "spark.sql.shuffle.partitions": "4",
+            "spark.default.parallelism": "4",
+            # The tests run thousands of small jobs: the JVM's optimising JIT
+            # compiler spent a third of the CPU of a run on code it ran a few
+            # times. Stopping at the first tier changes no result.
+            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+        },
     )
     yield session
     stop_spark()
