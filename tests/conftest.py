@@ -16,6 +16,18 @@ os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
 SHARED_FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "hudi"
 
 
+#: JVM options of the tests' Spark drivers: the tests run thousands of small jobs,
+#: and the JVM's optimising JIT compiler spent a third of a run's CPU on code it
+#: ran a few times. Stopping at the first tier changes no result.
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+
+
+def child_spark_env(env: dict[str, str]) -> dict[str, str]:
+    """``env`` for a child process that starts Spark: the tests' JVM options unless it sets its own."""
+    env.setdefault("LAKESIEVE_SPARK_CONF", f"spark.driver.extraJavaOptions={TEST_JVM_OPTIONS}")
+    return env
+
+
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     """One embedded SparkSession (``local[2]``, few shuffle partitions) for the whole run."""
@@ -26,10 +38,7 @@ def spark() -> Iterator[object]:
         conf={
             "spark.sql.shuffle.partitions": "4",
             "spark.default.parallelism": "4",
-            # The tests run thousands of small jobs: the JVM's optimising JIT
-            # compiler spent a third of the CPU of a run on code it ran a few
-            # times. Stopping at the first tier changes no result.
-            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+            "spark.driver.extraJavaOptions": TEST_JVM_OPTIONS,
         },
     )
     yield session

@@ -23,6 +23,7 @@ import pytest
 from lakesieve.table import Table
 from lakesieve.table import open as open_table
 
+from tests.conftest import child_spark_env
 from tests.tables import (
     expected_rows,
     make_rows,
@@ -43,7 +44,7 @@ def _cli(*args: str) -> list[str]:
 def _env() -> dict[str, str]:
     env = dict(os.environ)
     env.setdefault("LAKESIEVE_SPARK_MASTER", "local[1]")
-    return env
+    return child_spark_env(env)
 
 
 def _check(spark: Any, table: Table) -> None:
