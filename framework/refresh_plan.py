@@ -32,14 +32,17 @@ streamed against that small set of R (``-1``)
 (:mod:`lakesieve.refresh_stamped`). Where both sides are whole base files
 and the key is not a floating-point number, the task reads only the column
 of both and compares them row by row instead (exact for any two files, and
-reading out only the changed rows when unchanged records kept their places). Only the changed records leave the task,
-instead of every row of every touched location twice, summed per ``(key,
-location)`` there (the task owns its locations whole) unless the key is a
-floating-point number; a delta of stamped locations alone then needs no
-``groupBy``. Where the plugin says
-the rows written since ``start`` all lie in a unit's log files
-(``Changes.written_in_logs``), the ``end`` side reads the unit without its
-base file (:func:`logs_only`): N is the same, the base file is not read.
+reading out only the changed rows when unchanged records kept their
+places). Only the changed records leave the task, instead of every row of
+every touched location twice, summed per ``(key, location)`` there (the
+task owns its locations whole) unless the key is a floating-point number; a
+delta of stamped locations alone then needs no ``groupBy``. Where the
+plugin names integer columns identifying records as R does
+(``Changes.record_id_fields``), those are read and matched instead of R.
+Where the plugin says the rows written since ``start`` all lie in a unit's
+log files (``Changes.written_in_logs``), the ``end`` side reads the unit
+without its base file (:func:`logs_only`): N is the same, the base file is
+not read.
 
 **Change images** (``Changes.change_images``, read by the format plugin's
 ``read_change_images``): locations whose every change in the range is
