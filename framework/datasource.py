@@ -1,4 +1,10 @@
-"""``spark.read.format("lakesieve")``: the index-pruned reader as a Spark data source.
+"""``spark.read.format("lakesieve_python")``: the index-pruned reader as a Python data source.
+
+In a classic session ``format("lakesieve")`` is the JVM data source
+(:mod:`lakesieve.spark_source`), which prunes by default and reads through
+Spark's own Parquet reader. This Python data source stays for sessions
+without it: Spark Connect clients (where it takes the ``lakesieve`` name)
+and machines without ``javac``.
 
 Built on Spark's Python Data Source API (pyspark >= 4.1). Spark hands the
 query's filters to :meth:`LakesieveReader.pushFilters`; the reader turns the
@@ -59,9 +65,8 @@ from lakesieve import expressions as p
 from lakesieve.datasource_filters import filter_to_predicate
 from lakesieve.datasource_units import RowFilter, UnitPartition, read_partition, unit_to_json
 from lakesieve.errors import OptionError
-from lakesieve.query_plan import Plan, explain_plan
+from lakesieve.spark_source.scan import describe_scan, table_from_options
 from lakesieve.table import Table
-from lakesieve.table import open as open_table
 from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
 from pyspark.sql.types import StructType
 
@@ -74,32 +79,27 @@ __all__ = [
     "register_data_source",
 ]
 
-SOURCE_NAME = "lakesieve"
+SOURCE_NAME = "lakesieve_python"
+DEFAULT_NAME = "lakesieve"
 
 log = logging.getLogger("lakesieve.datasource")
 if log.level == logging.NOTSET:
     log.setLevel(logging.INFO)  # the scan line is INFO; handlers decide whether it is shown
 
 
-def register_data_source(spark: Any) -> None:
-    """Register the ``lakesieve`` data source with a SparkSession."""
+def register_data_source(spark: Any, as_default: bool = False) -> None:
+    """Register the Python data source with a SparkSession as ``lakesieve_python``.
+
+    With ``as_default`` (a session without the JVM data source) it is registered
+    as ``lakesieve`` too.
+    """
     spark.dataSource.register(LakesieveDataSource)
+    if as_default:
+        spark.dataSource.register(DefaultLakesieveDataSource)
 
 
 def _table(options: dict[str, str]) -> Table:
-    path = options.get("path")
-    if not path:
-        raise OptionError(
-            "spark.read.format('lakesieve') needs a table path: .load(path) or option('path', ...)"
-        )
-    reserved = {"path", "format", "asof", "indexroot", "columns", "prune"}
-    table_options = {k: v for k, v in options.items() if k.lower() not in reserved}
-    return open_table(
-        path,
-        format=options.get("format"),
-        index_root=options.get("indexRoot") or options.get("indexroot"),
-        options=table_options,
-    )
+    return table_from_options(options)
 
 
 def chosen_columns(options: dict[str, str], schema: pa.Schema, table: str) -> list[str] | None:
@@ -134,19 +134,6 @@ def prune_requested(options: dict[str, str]) -> bool:
     raise OptionError(f"option prune of format('lakesieve') must be true or false, not {text!r}")
 
 
-def describe_scan(plan: Plan, table: Table) -> str:
-    """One line saying what a scan reads: predicate, selected of total locations, indexes used."""
-    info = explain_plan(plan, table.path, table.format, None, None)
-    used = [f"{i['name']} ({i['type']})" for i in info["indexes"] if i["status"] == "used"]
-    return (
-        f"lakesieve scan of {table.format} table {table.path} at {info['table_instant']}: "
-        f"pushed predicate {info['predicate_sql'] or 'none'}; "
-        f"selected {info['locations_selected']} of {info['locations_total']} locations "
-        f"({info['bytes_selected']} of {info['bytes_total']} bytes); "
-        f"indexes used: {', '.join(used) if used else 'none'}"
-    )
-
-
 class LakesieveDataSource(DataSource):
     """The ``lakesieve`` data source (batch reads)."""
 
@@ -170,6 +157,15 @@ class LakesieveDataSource(DataSource):
     def reader(self, schema: StructType) -> DataSourceReader:
         """A reader that prunes with the table's indexes."""
         return LakesieveReader(dict(self.options), schema)
+
+
+class DefaultLakesieveDataSource(LakesieveDataSource):
+    """The Python data source under the ``lakesieve`` name, where no JVM source holds it."""
+
+    @classmethod
+    def name(cls) -> str:
+        """The format name used in ``spark.read.format(...)``."""
+        return DEFAULT_NAME
 
 
 class LakesieveReader(DataSourceReader):

@@ -57,6 +57,7 @@ _T = TypeVar("_T")
 _lock = threading.Lock()
 _session: SparkSession | None = None
 _start_hooks: list[Callable[[SparkSession], None]] = []
+_conf_hooks: list[Callable[[bool], Mapping[str, str]]] = []
 
 DEFAULT_CONF: dict[str, str] = {
     "spark.ui.enabled": "false",
@@ -103,6 +104,11 @@ def is_connect(
         return True
     mode = settings.get("spark.api.mode", env.get("SPARK_API_MODE", ""))
     return mode.strip().lower() == "connect"
+
+
+def is_connect_session(spark: Any) -> bool:
+    """Whether ``spark`` is a Spark Connect session (no JVM in this process)."""
+    return type(spark).__module__.startswith("pyspark.sql.connect")
 
 
 def split_settings(
@@ -313,6 +319,34 @@ def on_session_start(hook: Callable[[SparkSession], None]) -> None:
             _start_hooks.append(hook)
 
 
+def on_session_conf(hook: Callable[[bool], Mapping[str, str]]) -> None:
+    """Ask ``hook(connect)`` for settings of each session :func:`get_spark` starts from now on.
+
+    ``connect`` says whether the session is a Spark Connect session. The
+    settings join the session's before it starts: list settings
+    (:data:`LIST_SETTINGS`, such as ``spark.jars``) are appended to, any other
+    setting the user or the defaults already name keeps its value.
+    """
+    with _lock:
+        if hook not in _conf_hooks:
+            _conf_hooks.append(hook)
+
+
+#: Comma-separated list settings: a start hook's entries are appended to the user's.
+LIST_SETTINGS = frozenset({"spark.jars"})
+
+
+def merge_settings(settings: dict[str, str], extra: Mapping[str, str]) -> None:
+    """Add ``extra`` to ``settings``: appended for :data:`LIST_SETTINGS`, else only where absent."""
+    for key, value in extra.items():
+        if key in LIST_SETTINGS and settings.get(key):
+            items = [v for v in settings[key].split(",") if v]
+            if value not in items:
+                settings[key] = ",".join([*items, value])
+        else:
+            settings.setdefault(key, value)
+
+
 def get_spark(
     master: str | None = None,
     conf: Mapping[str, str] | None = None,
@@ -347,6 +381,8 @@ def get_spark(
             builder = builder.master(
                 master or os.environ.get("LAKESIEVE_SPARK_MASTER") or "local[*]"
             )
+        for conf_hook in list(_conf_hooks):
+            merge_settings(settings, conf_hook(connect))
         at_start, later = split_settings(settings, connect)
         for key, value in at_start.items():
             builder = builder.config(key, value)

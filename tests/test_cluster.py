@@ -183,6 +183,8 @@ def test_build_and_pruned_reads_on_a_standalone_cluster(
     assert out["expected"], "the predicate matches no row: the comparison would prove nothing"
     assert out["read"] == out["expected"]
     assert out["datasource"] == out["expected"]
+    assert out["sql"] == out["expected"]  # a SQL query through the JVM data source
+    assert f"selected {out['planned']} of {out['units']} locations" in out["sql_plan"]
 
 
 def test_a_job_without_resources_says_so_on_stderr(cluster: dict[str, Any], tmp_path: Path) -> None:
@@ -230,7 +232,8 @@ def _job(work: Path) -> dict[str, Any]:
     built = build_declared(load_config(work / "lakesieve.toml"))
     table = lakesieve.open(path)
     ids = spark.sparkContext._jsc.sc().getExecutorIds().mkString(",")  # type: ignore[union-attr]
-    frame = spark.read.format("lakesieve").option("prune", "true").load(str(path)).where(WHERE)
+    frame = spark.read.format("lakesieve").load(str(path)).where(WHERE)
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW events USING lakesieve OPTIONS (path '{path}')")
     return {
         "master": spark.sparkContext.master,
         "executors": [e for e in str(ids).split(",") if e],
@@ -240,6 +243,10 @@ def _job(work: Path) -> dict[str, Any]:
         "expected": [list(map(str, r)) for r in expected_rows(spark, path, WHERE)],
         "read": [list(map(str, r)) for r in sorted_rows(table.read(spark, where=WHERE))],
         "datasource": [list(map(str, r)) for r in sorted_rows(frame)],
+        "sql": [
+            list(map(str, r)) for r in sorted_rows(spark.sql(f"SELECT * FROM events WHERE {WHERE}"))
+        ],
+        "sql_plan": spark.sql(f"EXPLAIN SELECT * FROM events WHERE {WHERE}").first()[0],
     }
 
 

@@ -512,12 +512,7 @@ def test_index_survives_vacuum_and_pruned_reads_equal_full_reads(
     assert explained["indexes"][0]["status"] == "used"
     assert explained["locations_selected"] == 1 < explained["locations_total"] == BUCKETS
     expected_all = _native(path)
-    through_source = (
-        spark.read.format("lakesieve")
-        .option("prune", "true")
-        .load(str(path))
-        .where("id = 1042 OR id = 1077")
-    )
+    through_source = spark.read.format("lakesieve").load(str(path)).where("id = 1042 OR id = 1077")
     assert sorted(r.id for r in through_source.collect()) == [1042, 1077]
 
     @settings(max_examples=6, deadline=None, suppress_health_check=list(HealthCheck))

@@ -172,12 +172,7 @@ def test_time_travel_uses_the_state_of_that_instant(spark: Any, e2e: dict[str, A
 
 def test_spark_data_source_prunes_and_matches(spark: Any, e2e: dict[str, Any]) -> None:
     path = str(e2e["path"])
-    df = (
-        spark.read.format("lakesieve")
-        .option("prune", "true")
-        .load(path)
-        .where("k = 250 OR k BETWEEN 10 AND 12")
-    )
+    df = spark.read.format("lakesieve").load(path).where("k = 250 OR k BETWEEN 10 AND 12")
     want = expected_rows(spark, path, "k = 250 OR k BETWEEN 10 AND 12")
     assert want and sorted_rows(df) == want
     spark.sql(

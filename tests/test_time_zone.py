@@ -120,7 +120,7 @@ def test_reads_match_spark_sql_in_the_session_zone(
         want = _ids(spark_where(spark, native, where))
         matched += len(want)
         assert _ids(table.read(spark, where=where)) == want, (zone, where)
-        source = spark.read.format("lakesieve").option("prune", "true").load(str(path))
+        source = spark.read.format("lakesieve").load(str(path))
         assert _ids(source.where(where)) == want, (zone, where, "data source")
         arrow = table.read_arrow(where, spark=spark)
         assert sorted(arrow.column("id").to_pylist()) == want, (zone, where)

@@ -4,14 +4,19 @@ Run with ``lakesieve bench --suite spark-paths --scale 1 --dir DIR``: it
 builds (or reuses) the interleaved TPC-H lineitem Hudi table of the benchmark
 at ``DIR`` with a Sieve index on ``l_orderkey``, then times five queries
 (``count(*)`` and ``sum(l_quantity)``, median of ``--repeats`` runs, one Spark
-session; ``--queries`` picks some) three ways:
+session; ``--queries`` picks some) these ways:
 
 - ``plain``: ``spark.read.parquet`` of the table's latest base files, the
   predicate applied by Spark (what a user gets without lakesieve);
 - ``table_read``: :meth:`lakesieve.table.Table.read`;
-- ``datasource``: ``spark.read.format("lakesieve")`` with ``prune`` on (loaded per query);
-- ``datasource_columns``: the same with ``option("columns", ...)`` naming the
-  three columns the queries use (the Python data source API does not tell a
+- ``datasource``: ``spark.read.format("lakesieve")`` with default options
+  (the JVM data source, loaded per query);
+- ``sql``: ``spark.sql("SELECT count(*), sum(l_quantity) FROM v WHERE ...")``
+  over one temporary view ``USING lakesieve`` created once (every query
+  reuses the relation);
+- ``python_source`` (with ``--python-source``): the Python data source
+  ``format("lakesieve_python")`` with ``prune`` on and ``columns`` naming the
+  three columns the queries use (the Python Data Source API does not tell a
   source which columns a query needs).
 
 Every path's figures are checked equal to the plain read's before any time is
@@ -44,7 +49,7 @@ QUERIES: dict[str, str] = {
 }
 
 
-#: The columns the queries need, for the data source's ``columns`` option.
+#: The columns the queries need, for the Python data source's ``columns`` option.
 QUERY_COLUMNS = "l_orderkey,l_quantity,l_shipdate"
 
 
@@ -110,10 +115,10 @@ def run(
     spark: Any,
     table_path: str,
     repeats: int = 5,
-    with_columns: bool = True,
+    with_python_source: bool = False,
     queries: list[str] | None = None,
 ) -> dict[str, Any]:
-    """Time the queries (all of :data:`QUERIES` by default) on the three paths.
+    """Time the queries (all of :data:`QUERIES` by default) on every path.
 
     Raises:
         AssertionError: a path's figures differ from the plain read's.
@@ -137,6 +142,10 @@ def run(
     fill = {"key": mid, "lo": mid, "hi": mid + width - 1, "hi_001": mid + narrow - 1}
     out: dict[str, Any] = {"table": table_path, "locations": len(plan.units), "queries": {}}
     out["spark_floor_s"] = round(spark_floor(spark, repeats), 3)
+    view = "lakesieve_bench_lineitem"
+    spark.sql(
+        f"CREATE OR REPLACE TEMPORARY VIEW {view} USING lakesieve OPTIONS (path '{table_path}')"
+    )
     for name in names:
         where = QUERIES[name].format(**fill)
 
@@ -148,18 +157,23 @@ def run(
             return aggregate(table.read(spark, where or None, refresh=False))
 
         def datasource(where: str = where) -> tuple[int, float]:
-            # loaded per query: Spark reuses a loaded relation's last pushdown (see lakesieve.datasource)
-            source = spark.read.format("lakesieve").option("prune", "true").load(table_path)
+            source = spark.read.format("lakesieve").load(table_path)
             return aggregate(source.where(where) if where else source)
+
+        def sql(where: str = where) -> tuple[int, float]:
+            text = f"SELECT count(1), sum(l_quantity) FROM {view}"
+            row = spark.sql(f"{text} WHERE {where}" if where else text).first()
+            return int(row[0]), float(row[1] or 0)
 
         want, plain_s, plain_all = median_seconds(plain, repeats)
         row: dict[str, Any] = {"where": where, "rows": want[0], "plain_s": round(plain_s, 3)}
         row["plain_times"] = plain_all
         row["selected"] = len(table.plan(where or None).units)
 
-        def datasource_columns(where: str = where) -> tuple[int, float]:
+        def python_source(where: str = where) -> tuple[int, float]:
+            # loaded per query: Spark reuses a Python source's last pushdown (lakesieve.datasource)
             source = (
-                spark.read.format("lakesieve")
+                spark.read.format("lakesieve_python")
                 .option("prune", "true")
                 .option("columns", QUERY_COLUMNS)
                 .load(table_path)
@@ -169,9 +183,10 @@ def run(
         paths: list[tuple[str, Callable[[], tuple[int, float]]]] = [
             ("table_read", table_read),
             ("datasource", datasource),
+            ("sql", sql),
         ]
-        if with_columns:
-            paths.append(("datasource_columns", datasource_columns))
+        if with_python_source:
+            paths.append(("python_source", python_source))
         for label, fn in paths:
             got, secs, every = median_seconds(fn, repeats)
             if got[0] != want[0] or abs(got[1] - want[1]) > 1e-6 * max(1.0, abs(want[1])):
@@ -195,9 +210,9 @@ def main(argv: list[str] | None = None) -> int:
         "--queries", help=f"comma-separated queries to time (default all: {', '.join(QUERIES)})"
     )
     parser.add_argument(
-        "--no-columns",
+        "--python-source",
         action="store_true",
-        help="skip the data source with the columns option",
+        help="also time the Python data source (format('lakesieve_python'), prune and columns on)",
     )
     args = parser.parse_args(argv)
     queries = [q.strip() for q in args.queries.split(",") if q.strip()] if args.queries else None
@@ -209,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
     workdir = Path(args.dir)
     workdir.mkdir(parents=True, exist_ok=True)
     path = prepare(spark, args.scale, workdir, args.commits)
-    report = run(spark, path, args.repeats, not args.no_columns, queries)
+    report = run(spark, path, args.repeats, args.python_source, queries)
     report["scale"] = args.scale
     report["cores"] = os.cpu_count()
     report["load"] = os.getloadavg()

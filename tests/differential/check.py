@@ -10,8 +10,9 @@ predicates run one by one, so an error is reported against its predicate):
 
 - ``explain``: the selected locations must contain every location holding a
   row Spark selects;
-- ``read_arrow``, ``Table.read``, ``data source``: exactly Spark's rows (as a
-  multiset, values compared the way Spark compares them);
+- ``read_arrow``, ``Table.read``, ``data source`` (``spark.read.format("lakesieve")``),
+  ``SQL view`` (``SELECT * FROM <view USING lakesieve> WHERE <text>``): exactly
+  Spark's rows (as a multiset, values compared the way Spark compares them);
 - a text Spark refuses (parse, analysis or runtime error) must be refused by
   lakesieve with :class:`~lakesieve.errors.PredicateError`; lakesieve may
   refuse more (counted as a refusal, not a failure).
@@ -99,8 +100,20 @@ class Case:
         self.tally.from_logs = sum(r.locations_from_logs for r in refreshed)
 
     def close(self) -> None:
-        """Drop the oracle's view."""
+        """Drop the oracle's view and the case's SQL view."""
         self.oracle.close()
+        self.spark.catalog.dropTempView(self.view)
+
+    @property
+    def view(self) -> str:
+        """A temporary view ``USING lakesieve`` over the table (created on first use)."""
+        name = f"lakesieve_case_{id(self)}"
+        if not getattr(self, "_view_made", False):
+            self.spark.sql(
+                f"CREATE OR REPLACE TEMPORARY VIEW {name} USING lakesieve OPTIONS (path '{self.path}')"
+            )
+            self._view_made = True
+        return name
 
     def describe(self) -> str:
         """What the table is, for failure messages."""
@@ -149,14 +162,11 @@ class Case:
             reads.append(
                 (
                     "data source",
-                    lambda w: (
-                        self.spark.read.format("lakesieve")
-                        .option("prune", "true")
-                        .load(str(self.path))
-                        .where(w)
-                    ),
+                    lambda w: self.spark.read.format("lakesieve").load(str(self.path)).where(w),
                 )
             )
+            view = self.view
+            reads.append(("SQL view", lambda w: self.spark.sql(f"SELECT * FROM {view} WHERE {w}")))
         for path, frame in reads:
             for k, failures in self._rows_all(path, accepted, frame).items():
                 found[k] += failures

@@ -66,7 +66,7 @@ QUERIES = [
 def test_data_source_rows_equal_spark_over_hudi_rs(
     spark: Any, mor: dict[str, Any], where: str
 ) -> None:
-    got = spark.read.format("lakesieve").load(mor["path"]).where(where)
+    got = spark.read.format("lakesieve_python").load(mor["path"]).where(where)
     assert sorted_rows(got) == expected_rows(spark, mor["path"], where)
 
 
@@ -75,7 +75,9 @@ def test_pruned_data_source_rows_equal_spark_over_hudi_rs(
     spark: Any, mor: dict[str, Any], where: str
 ) -> None:
     """With pruning on, the tasks filter rows too: still exactly Spark SQL's rows."""
-    got = spark.read.format("lakesieve").option("prune", "true").load(mor["path"]).where(where)
+    got = (
+        spark.read.format("lakesieve_python").option("prune", "true").load(mor["path"]).where(where)
+    )
     assert sorted_rows(got) == expected_rows(spark, mor["path"], where)
 
 
@@ -104,7 +106,7 @@ def test_pruned_tasks_hand_spark_only_the_matching_rows(spark: Any, mor: dict[st
 
 def test_full_read_through_sql_view_equals_hudi_rs(spark: Any, mor: dict[str, Any]) -> None:
     spark.sql(
-        f"CREATE OR REPLACE TEMPORARY VIEW ds_mor USING lakesieve OPTIONS (path '{mor['path']}')"
+        f"CREATE OR REPLACE TEMPORARY VIEW ds_mor USING lakesieve_python OPTIONS (path '{mor['path']}')"
     )
     got = spark.sql("SELECT * FROM ds_mor")
     want = expected_rows(spark, mor["path"], "TRUE")
@@ -162,7 +164,7 @@ def doubles(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> str:
 @pytest.mark.parametrize("prune", ["false", "true"])
 def test_float_edge_values_match_spark(spark: Any, doubles: str, where: str, prune: str) -> None:
     """NaN, -0.0 and NULL as Spark SQL treats them, with and without the tasks' row filter."""
-    source = spark.read.format("lakesieve").option("prune", prune).load(doubles)
+    source = spark.read.format("lakesieve_python").option("prune", prune).load(doubles)
     got = source.where(where).select("id", "x")
     oracle = hudi_rs_rows(doubles).select(["id", "x"])
     want = spark_where(spark, oracle, where)
@@ -199,7 +201,7 @@ def test_scan_without_filters_says_nothing_was_pruned(mor: dict[str, Any]) -> No
 
 
 def test_plan_claims_no_filter_so_spark_filters_again(spark: Any, mor: dict[str, Any]) -> None:
-    df = spark.read.format("lakesieve").load(mor["path"]).where("k = 60")
+    df = spark.read.format("lakesieve_python").load(mor["path"]).where("k = 60")
     text = df._jdf.queryExecution().executedPlan().toString()
     scan = text.index("BatchScan lakesieve")
     assert text.index("Filter") < scan and "= 60)" in text[:scan]  # Spark filters above the scan
@@ -233,12 +235,12 @@ def test_reused_frame_and_view_without_filters_read_every_row(
     spark: Any, mor: dict[str, Any]
 ) -> None:
     """The default scan is exact on a relation reused after a filtered query (Spark keeps its plan)."""
-    frame = spark.read.format("lakesieve").load(mor["path"])
+    frame = spark.read.format("lakesieve_python").load(mor["path"])
     assert frame.where("k = 60").count() == len(expected_rows(spark, mor["path"], "k = 60"))
     assert frame.count() == 1100
     assert frame.where("k + 1 = 61").count() == len(expected_rows(spark, mor["path"], "k = 60"))
     spark.sql(
-        f"CREATE OR REPLACE TEMPORARY VIEW ds_reused USING lakesieve OPTIONS (path '{mor['path']}')"
+        f"CREATE OR REPLACE TEMPORARY VIEW ds_reused USING lakesieve_python OPTIONS (path '{mor['path']}')"
     )
     assert spark.sql("SELECT count(*) FROM ds_reused WHERE k = 60").first()[0] == len(
         expected_rows(spark, mor["path"], "k = 60")
@@ -254,13 +256,13 @@ def test_reused_frame_and_view_without_filters_read_every_row(
 def test_reused_pruning_frame_without_filters_reads_every_location(
     spark: Any, mor: dict[str, Any]
 ) -> None:
-    frame = spark.read.format("lakesieve").option("prune", "true").load(mor["path"])
+    frame = spark.read.format("lakesieve_python").option("prune", "true").load(mor["path"])
     assert frame.where("k = 60").count() == len(expected_rows(spark, mor["path"], "k = 60"))
     assert frame.count() == 1100
 
 
 def test_columns_option_reads_only_the_named_columns(spark: Any, mor: dict[str, Any]) -> None:
-    frame = spark.read.format("lakesieve").option("columns", "k, s,id").load(mor["path"])
+    frame = spark.read.format("lakesieve_python").option("columns", "k, s,id").load(mor["path"])
     assert frame.columns == ["k", "s", "id"]
     where = "k BETWEEN 40 AND 45 OR s = 'cedar-0003'"
     got = sorted_rows(frame.where(where), ("id", "k", "s"))
@@ -269,7 +271,7 @@ def test_columns_option_reads_only_the_named_columns(spark: Any, mor: dict[str, 
 
 def test_columns_option_in_sql_view_counts_every_row(spark: Any, mor: dict[str, Any]) -> None:
     spark.sql(
-        "CREATE OR REPLACE TEMPORARY VIEW ds_cols USING lakesieve "
+        "CREATE OR REPLACE TEMPORARY VIEW ds_cols USING lakesieve_python "
         f"OPTIONS (path '{mor['path']}', columns 'amount')"
     )
     row = spark.sql("SELECT count(*), sum(amount) FROM ds_cols").first()
@@ -279,6 +281,6 @@ def test_columns_option_in_sql_view_counts_every_row(spark: Any, mor: dict[str, 
 
 
 def test_columns_option_names_an_unknown_column(spark: Any, mor: dict[str, Any]) -> None:
-    frame = spark.read.format("lakesieve").option("columns", "k,nope")
+    frame = spark.read.format("lakesieve_python").option("columns", "k,nope")
     with pytest.raises(Exception, match="has no column 'nope'"):
         frame.load(mor["path"]).count()

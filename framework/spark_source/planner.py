@@ -1,0 +1,167 @@
+"""lakesieve's planner as the JVM data source sees it: a py4j callback on the driver.
+
+The Java source (``LakesieveScanBuilder``) calls :meth:`ScanPlanner.plan`
+once per scan with the relation's options, Spark's pushed filters (JSON,
+:mod:`lakesieve.spark_source.filters`) and the columns the query needs. The
+planner opens the table, plans with its indexes (stale, missing or corrupt
+indexes widen the selection, never narrow it) and answers with the frame
+``Table.read`` would read for the selected units, in exactly those columns,
+and a line describing the selection. The Java side hands a frame that is a
+plain Parquet scan to Spark's own Parquet scan, and runs any other as it is.
+
+Errors a user caused come back as their one-line message; Spark raises it as
+an ``IllegalArgumentException``.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from lakesieve.errors import LakesieveError, OptionError
+from lakesieve.spark_source.filters import filters_to_predicate
+from lakesieve.spark_source.scan import (
+    RETIRED_OPTIONS,
+    conform,
+    describe_scan,
+    frame_of_units,
+    log,
+    option,
+    table_from_options,
+)
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
+
+_JAVA_PLANNERS = "org.lakesieve.spark.Planners"
+_lock = threading.Lock()
+_registered: dict[int, ScanPlanner] = {}
+#: Schemas remembered per (options, table, instant); the oldest goes first.
+_SCHEMAS_KEPT = 64
+
+
+def _message(exc: BaseException, what: str) -> str:
+    if isinstance(exc, LakesieveError):
+        return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    text = str(exc).strip().splitlines()
+    return f"lakesieve could not {what}: {type(exc).__name__}: {text[0] if text else ''}"
+
+
+def _check_options(options: dict[str, str]) -> None:
+    for key in options:
+        if key.lower() in RETIRED_OPTIONS:
+            raise OptionError(
+                f"option {key} of format('lakesieve') is retired: the source always prunes with "
+                "the table's indexes and reads only the columns a query needs"
+            )
+
+
+class ScanPlanner:
+    """Answers the Java ``ScanPlanner`` interface for one SparkSession."""
+
+    def __init__(self, spark: SparkSession) -> None:
+        self._spark = spark
+        self._schemas: dict[tuple[str, str, str | None], str] = {}
+
+    def schema(self, options_json: str) -> str:
+        """The table's Spark schema for these options, as JSON (or ``{"error": ...}``).
+
+        The schema is the one ``Table.read`` gives the snapshot (types as Spark
+        reads the data files), remembered per options and instant: loading the
+        same table again costs a timeline read, not a new frame.
+        """
+        try:
+            options = json.loads(options_json)
+            _check_options(options)
+            table = table_from_options(options)
+            plan = table.plan(None, option(options, "asOf"), "UTC")
+            instant = plan.table_instant.id if plan.table_instant else None
+            key = (json.dumps(options, sort_keys=True), table.path, instant)
+            known = self._schemas.get(key)
+            if known is None:
+                names = table.schema(instant).names
+                frame = frame_of_units(self._spark, table, plan, names)
+                fields = [
+                    {**f, "nullable": True} for f in json.loads(frame.schema.json())["fields"]
+                ]
+                known = json.dumps({"schema": {"type": "struct", "fields": fields}})
+                with _lock:
+                    if len(self._schemas) >= _SCHEMAS_KEPT:
+                        self._schemas.pop(next(iter(self._schemas)))
+                    self._schemas[key] = known
+            return known
+        except Exception as exc:
+            return json.dumps({"error": _message(exc, "read the table's schema")})
+
+    def plan(self, request_json: str) -> Any:
+        """What one scan reads: a Java ``ScanAnswer`` with the frame and its description."""
+        from pyspark.sql.types import StructType
+
+        answers = self._spark.sparkContext._jvm.org.lakesieve.spark.ScanAnswer  # type: ignore[union-attr]
+        try:
+            request = json.loads(request_json)
+            options = request["options"]
+            _check_options(options)
+            table = table_from_options(options)
+            where = filters_to_predicate(request["filters"])
+            # filter values are typed (instants carry their zone): no session zone applies
+            plan = table.plan(where, option(options, "asOf"), "UTC")
+            wanted = StructType.fromJson(request["schema"])
+            frame = conform(frame_of_units(self._spark, table, plan, wanted.names), wanted)
+            description = describe_scan(plan, table)
+            log.info(description)
+            return answers.of(frame._jdf, description)
+        except Exception as exc:
+            return answers.failure(_message(exc, "plan a scan"))
+
+    class Java:
+        """What py4j's callback server tells the JVM this object implements."""
+
+        implements: ClassVar[list[str]] = ["org.lakesieve.spark.ScanPlanner"]
+
+
+def registered(spark: SparkSession) -> bool:
+    """Whether the JVM of ``spark`` has lakesieve's planner registered."""
+    jvm = spark.sparkContext._jvm
+    try:
+        return bool(jvm.org.lakesieve.spark.Planners.registered())  # type: ignore[union-attr]
+    except Exception:
+        return False
+
+
+def register(spark: SparkSession) -> None:
+    """Make ``spark``'s driver ask lakesieve's planner for every ``format("lakesieve")`` scan.
+
+    The session must have the data source's jar (:func:`lakesieve.spark_source.jar`) in
+    ``spark.jars`` from its start.
+
+    Raises:
+        OptionError: ``spark`` is a Spark Connect session, or its driver lacks the jar.
+    """
+    from pyspark.java_gateway import ensure_callback_server_started
+
+    try:
+        context = spark.sparkContext
+    except Exception as exc:
+        raise OptionError(
+            "lakesieve's Spark SQL source needs a classic PySpark session; a Spark Connect "
+            "client reads through format('lakesieve') as a Python data source"
+        ) from exc
+    jvm = context._jvm
+    gateway = context._gateway
+    assert jvm is not None and gateway is not None
+    try:
+        jvm.java.lang.Class.forName(
+            _JAVA_PLANNERS, True, jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        )
+    except Exception as exc:
+        raise OptionError(
+            "this Spark session has no lakesieve data source on its classpath: start it with "
+            "spark.jars set to lakesieve.spark_source.jar()"
+        ) from exc
+    with _lock:
+        ensure_callback_server_started(gateway)
+        planner = ScanPlanner(spark)
+        jvm.org.lakesieve.spark.Planners.register(planner)
+        _registered[id(spark)] = planner  # kept alive while the JVM may call it

@@ -1,0 +1,355 @@
+"""``format("lakesieve")`` and ``USING lakesieve``: the JVM data source and its Python planner.
+
+Real Spark, real Hudi tables (copy-on-write, read by Spark's own Parquet scan;
+merge-on-read, whose log files are merged as ``Table.read`` merges them), and
+the truth from hudi-rs filtered by Spark SQL. Pure tests of the filter
+translation and of the jar cache sit beside them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import lakesieve
+import pytest
+from lakesieve import expressions as p
+from lakesieve.spark_source import JvmSourceError, jar
+from lakesieve.spark_source import jar_build as jar_module
+from lakesieve.spark_source.filters import column_name, filter_node, filters_to_predicate
+
+from .tables import expected_rows, make_rows, sorted_rows, write_rows
+
+QUERIES = [
+    "k = 60",
+    "k BETWEEN 40 AND 45",
+    "k IN (1, 170, 390)",
+    "k = 180 OR s = 'cedar-0003'",
+    "NOT (k = 60) AND k < 70",
+    "s = 'cedar-0003' AND d >= DATE '2024-01-05'",
+    "amount > 500.25 AND k < 120",
+    "version = 1 AND part = 'p1'",
+    "k IS NULL",
+    "k IS NOT NULL AND k > 390",
+    "k + 1 = 61",  # no filter Spark can push: every location
+    "k > 100000",
+]
+
+
+def _make(spark: Any, root: Path, table_type: str) -> str:
+    path = root / table_type
+    opts: dict[str, Any] = {"partition_by": ("part",), "table_type": table_type}
+    write_rows(spark, path, make_rows(range(0, 1200), 1), mode="bulk_insert", file_groups=4, **opts)
+    lakesieve.open(path).build_index("k", type="sieve", spark=spark)
+    write_rows(spark, path, make_rows(range(100, 300, 2), 2, version=1), mode="upsert", **opts)
+    write_rows(spark, path, make_rows(range(500, 600), 3), mode="delete", **opts)
+    return str(path)
+
+
+@pytest.fixture(scope="module")
+def tables(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A copy-on-write and a merge-on-read Hudi table: bulk insert, upsert, delete; Sieve on ``k``."""
+    root = tmp_path_factory.mktemp("sql")
+    return {kind: _make(spark, root, kind) for kind in ("cow", "mor")}
+
+
+# ---------------------------------------------------------------- rows
+
+
+@pytest.mark.parametrize("kind", ["cow", "mor"])
+def test_dataframe_and_sql_rows_equal_spark_over_hudi_rs(
+    spark: Any, tables: dict[str, str], kind: str
+) -> None:
+    path = tables[kind]
+    relation = spark.read.format("lakesieve").load(path)
+    view = f"sql_{kind}"
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW {view} USING lakesieve OPTIONS (path '{path}')")
+    for where in QUERIES:
+        want = expected_rows(spark, path, where)
+        assert sorted_rows(relation.where(where)) == want, (kind, where)
+        assert sorted_rows(spark.sql(f"SELECT * FROM {view} WHERE {where}")) == want, (kind, where)
+
+
+def test_reused_relation_reads_every_row_after_a_filtered_query(
+    spark: Any, tables: dict[str, str]
+) -> None:
+    """The same relation: a filter, then none, then one Spark cannot push (each scan plans anew)."""
+    for path in tables.values():
+        relation = spark.read.format("lakesieve").load(path)
+        every = len(expected_rows(spark, path, "true"))
+        sixty = len(expected_rows(spark, path, "k = 60"))
+        assert 0 < sixty < every
+        assert relation.where("k = 60").count() == sixty
+        assert relation.count() == every
+        assert relation.where("k + 1 = 61").count() == sixty
+        assert relation.where("k = 60").count() == sixty
+
+
+def test_time_travel_with_as_of(spark: Any, tables: dict[str, str]) -> None:
+    path = tables["mor"]
+    first = lakesieve.open(path).timeline()[0].id
+    relation = spark.read.format("lakesieve").option("asOf", first).load(path)
+    for where in ("k = 60", "k BETWEEN 180 AND 200", "version = 1"):
+        want = expected_rows(spark, path, where, as_of=first)
+        assert sorted_rows(relation.where(where)) == want, where
+    assert relation.count() == 1200
+
+
+def test_two_queries_at_once_on_one_relation_get_their_own_files(
+    spark: Any, tables: dict[str, str]
+) -> None:
+    path = tables["cow"]
+    relation = spark.read.format("lakesieve").load(path)
+    wheres = ["k = 60", "k BETWEEN 300 AND 330", "k IN (5, 390)", "version = 1"] * 2
+    got: dict[int, list[tuple]] = {}
+    errors: list[BaseException] = []
+
+    def run(i: int, where: str) -> None:
+        try:
+            got[i] = sorted_rows(relation.where(where))
+        except BaseException as exc:  # reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i, w)) for i, w in enumerate(wheres)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not errors, errors
+    for i, where in enumerate(wheres):
+        assert got[i] == expected_rows(spark, path, where), where
+
+
+def test_unreadable_index_costs_a_full_scan_not_rows(
+    spark: Any, tables: dict[str, str], tmp_path: Path
+) -> None:
+    import shutil
+
+    path = tmp_path / "broken"
+    shutil.copytree(tables["cow"], path)
+    for data_file in (path / ".lakesieve").rglob("*"):
+        if data_file.is_file() and "_log" not in data_file.parts:
+            data_file.write_bytes(b"not an index")
+    relation = spark.read.format("lakesieve").load(str(path))
+    with pytest.warns(Warning):  # the planner's warning, raised in py4j's callback thread
+        plan = _plan(relation.where("k = 60"))
+    total = len(lakesieve.open(path).snapshot().units)
+    assert f"selected {total} of {total} locations" in plan
+    assert sorted_rows(relation.where("k = 60")) == expected_rows(spark, str(path), "k = 60")
+
+
+# ---------------------------------------------------------------- what Spark runs
+
+
+def _plan(frame: Any) -> str:
+    return str(frame._jdf.queryExecution().executedPlan().toString())
+
+
+def test_copy_on_write_scan_is_sparks_parquet_scan_with_the_selection(
+    spark: Any, tables: dict[str, str]
+) -> None:
+    path = tables["cow"]
+    table = lakesieve.open(path)
+    selected = len(table.plan("k = 60").units)
+    total = len(table.snapshot().units)
+    assert 0 < selected < total
+    frame = spark.read.format("lakesieve").load(path).where("k = 60").select("id", "amount")
+    plan = _plan(frame)
+    assert "ParquetScan" in plan and "ColumnarToRow" in plan
+    assert f"selected {selected} of {total} locations" in plan
+    assert "indexes used: k_sieve (sieve)" in plan
+    assert "ReadSchema: struct<id:bigint,k:bigint,amount:double>" in plan  # columns pruned
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW sql_plan USING lakesieve OPTIONS (path '{path}')")
+    formatted = spark.sql("EXPLAIN FORMATTED SELECT id FROM sql_plan WHERE k = 60").first()[0]
+    assert f"selected {selected} of {total} locations" in formatted
+
+
+def test_merge_on_read_scan_merges_log_files_and_shows_the_selection(
+    spark: Any, tables: dict[str, str]
+) -> None:
+    path = tables["mor"]
+    table = lakesieve.open(path)
+    assert any(u.log_files for u in table.snapshot().units)
+    frame = spark.read.format("lakesieve").load(path).where("k BETWEEN 40 AND 45")
+    plan = _plan(frame)
+    selected = len(table.plan("k BETWEEN 40 AND 45").units)
+    assert f"selected {selected} of {len(table.snapshot().units)} locations" in plan
+    assert "merged read" in plan
+
+
+def test_count_without_columns(spark: Any, tables: dict[str, str]) -> None:
+    for path in tables.values():
+        relation = spark.read.format("lakesieve").load(path)
+        assert relation.count() == len(expected_rows(spark, path, "true"))
+        assert relation.where("k = 60").select().count() == len(
+            expected_rows(spark, path, "k = 60")
+        )
+
+
+# ---------------------------------------------------------------- bad input
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"prune": "true"}, "option prune of format('lakesieve') is retired"),
+        ({"columns": "k"}, "option columns of format('lakesieve') is retired"),
+        ({"asOf": "19990101000000000"}, "19990101000000000"),
+    ],
+)
+def test_bad_options_fail_with_one_line(
+    spark: Any, tables: dict[str, str], options: dict[str, str], message: str
+) -> None:
+    from pyspark.errors import IllegalArgumentException
+
+    with pytest.raises(IllegalArgumentException) as caught:
+        spark.read.format("lakesieve").options(**options).load(tables["cow"]).count()
+    assert message in str(caught.value).splitlines()[0]
+
+
+def test_a_path_without_a_table_fails_with_one_line(spark: Any, tmp_path: Path) -> None:
+    from pyspark.errors import IllegalArgumentException
+
+    with pytest.raises(IllegalArgumentException) as caught:
+        spark.read.format("lakesieve").load(str(tmp_path / "nothing")).count()
+    assert "nothing" in str(caught.value).splitlines()[0]
+
+
+# ---------------------------------------------------------------- filters (no Spark)
+
+
+def _cmp(col: str, op: str, t: str, v: str) -> dict[str, Any]:
+    return {"op": op, "col": col, "v": {"t": t, "v": v}}
+
+
+def test_filter_json_becomes_predicates_with_typed_values() -> None:
+    node = filter_node(_cmp("k", "=", "int", "60"))
+    assert node == p.Compare("k", "=", p.Literal("number", "60"))
+    date = filter_node(_cmp("d", ">=", "date", "19727"))
+    assert date == p.Compare("d", ">=", p.Literal("date", "2024-01-05"))
+    ts = filter_node(_cmp("t", "<", "timestamp", "1704067200000000"))
+    assert ts == p.Compare("t", "<", p.Literal("timestamp", "2024-01-01 00:00:00+00:00"))
+    nan = filter_node(_cmp("f", "=", "float", "NaN"))
+    assert isinstance(nan, p.Compare) and nan.value.text == "NaN"
+    assert filter_node({"op": "isnotnull", "col": "k"}) == p.IsNull("k", negated=True)
+    listed = filter_node({"op": "in", "col": "k", "v": [{"t": "int", "v": "1"}, None]})
+    assert listed is None  # one value lakesieve cannot type: no pruning on the list
+
+
+def test_dropped_and_sides_widen_but_never_under_not() -> None:
+    known = _cmp("k", "=", "int", "1")
+    and_ = {"op": "and", "args": [known, None]}
+    assert filter_node(and_) == filter_node(known)  # wider: safe
+    assert filter_node({"op": "not", "args": [and_]}) is None  # NOT of a wider side is narrower
+    assert filter_node({"op": "or", "args": [known, None]}) is None
+    both = filters_to_predicate([known, None, {"op": "isnull", "col": "s"}])
+    assert isinstance(both, p.And) and len(both.children) == 2
+
+
+def test_column_names_from_spark_attributes() -> None:
+    assert column_name("k") == "k"
+    assert column_name("`Super Name`") == "Super Name"
+    assert column_name("`a.b`") == "a.b"
+    assert column_name("`we``ird`") == "we`ird"
+    assert column_name("a.b") is None  # a nested field
+    assert column_name("`a`.`b`") is None
+
+
+# ---------------------------------------------------------------- the jar
+
+
+def test_jar_is_compiled_once_per_source_hash(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("LAKESIEVE_JAR_CACHE", str(tmp_path))
+    built = Path(jar())
+    assert built.parent == tmp_path and jar_module.source_hash() in built.name
+    stamp = built.stat().st_mtime_ns
+    assert Path(jar()).stat().st_mtime_ns == stamp  # cached: not compiled again
+    with zipfile.ZipFile(built) as archive:
+        names = set(archive.namelist())
+        service = archive.read(
+            "META-INF/services/org.apache.spark.sql.sources.DataSourceRegister"
+        ).decode()
+    assert "org/lakesieve/spark/LakesieveSource.class" in names
+    assert service.strip() == "org.lakesieve.spark.LakesieveSource"
+    assert [f.name for f in tmp_path.iterdir()] == [built.name]  # no build folder left
+
+
+def test_without_javac_one_line_says_what_is_missing(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("LAKESIEVE_JAR_CACHE", str(tmp_path))
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    with pytest.raises(JvmSourceError) as caught:
+        jar()
+    text = str(caught.value)
+    assert "javac was not found" in text and "Table.read" in text and "\n" not in text
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_planner_answers_schema_errors_as_json(spark: Any, tmp_path: Path) -> None:
+    from lakesieve.spark_source.planner import ScanPlanner
+
+    answer = json.loads(ScanPlanner(spark).schema(json.dumps({"path": str(tmp_path / "none")})))
+    assert "error" in answer and str(tmp_path / "none") in answer["error"]
+    assert os.path.basename(str(tmp_path)) in answer["error"]
+
+
+# ---------------------------------------------------------------- a session lakesieve did not start
+
+_PLAIN_SESSION = """
+import json, sys
+from pyspark.sql import SparkSession
+from lakesieve import spark_source
+
+path = sys.argv[1]
+spark = (
+    SparkSession.builder.master("local[1]")
+    .config("spark.jars", spark_source.jar())
+    .config("spark.ui.enabled", "false")
+    .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+    .getOrCreate()
+)
+out = {}
+try:
+    spark.read.format("lakesieve").load(path).count()
+except Exception as exc:
+    out["before"] = str(exc).splitlines()[0]
+spark_source.register(spark)
+frame = spark.read.format("lakesieve").load(path).where("k = 60")
+out["rows"] = sorted(r.id for r in frame.collect())
+out["plan"] = frame._jdf.queryExecution().executedPlan().toString()
+print(json.dumps(out))
+"""
+
+
+def test_any_classic_session_with_the_jar_and_the_planner(
+    spark: Any, tables: dict[str, str], tmp_path: Path
+) -> None:
+    """A session built with plain pyspark: one line before ``register``, pruned rows after."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "plain_session.py"
+    script.write_text(_PLAIN_SESSION)
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable}
+    done = subprocess.run(
+        [sys.executable, str(script), tables["cow"]],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert "lakesieve.spark_source.register(spark)" in out["before"]
+    want = [r[0] for r in expected_rows(spark, tables["cow"], "k = 60", columns=("id",))]
+    assert out["rows"] == sorted(want) and want
+    selected = len(lakesieve.open(tables["cow"]).plan("k = 60").units)
+    assert f"selected {selected} of" in out["plan"] and "ParquetScan" in out["plan"]
