@@ -139,6 +139,7 @@ def test_unreadable_index_costs_a_full_scan_not_rows(
         plan = _plan(relation.where("k = 60"))
     total = len(lakesieve.open(path).snapshot().units)
     assert f"selected {total} of {total} locations" in plan
+    assert "k_sieve (sieve) unusable, full scan:" in plan and "checksum" in plan
     assert sorted_rows(relation.where("k = 60")) == expected_rows(spark, str(path), "k = 60")
 
 
@@ -161,7 +162,7 @@ def test_copy_on_write_scan_is_sparks_parquet_scan_with_the_selection(
     plan = _plan(frame)
     assert "ParquetScan" in plan and "ColumnarToRow" in plan
     assert f"selected {selected} of {total} locations" in plan
-    assert "indexes used: k_sieve (sieve)" in plan
+    assert "indexes used: k_sieve (sieve), stale: +" in plan  # upserts since the build
     assert "ReadSchema: struct<id:bigint,k:bigint,amount:double>" in plan  # columns pruned
     spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW sql_plan USING lakesieve OPTIONS (path '{path}')")
     formatted = spark.sql("EXPLAIN FORMATTED SELECT id FROM sql_plan WHERE k = 60").first()[0]

@@ -58,21 +58,36 @@ def table_from_options(options: Mapping[str, str]) -> Table:
 
 
 def describe_scan(plan: Plan, table: Table) -> str:
-    """One line saying what a scan reads: predicate, selected of total locations, indexes used."""
+    """One line saying what a scan reads: predicate, selected of total locations, indexes used.
+
+    An index that could not help says why: stale (with the locations added
+    for what changed since its instant) or unusable (with the reason, such as
+    a corrupt file); a table without indexes says so.
+    """
     info = explain_plan(plan, table.path, table.format, None, None)
-    used = [f"{i['name']} ({i['type']})" for i in info["indexes"] if i["status"] == "used"]
-    others = [
-        f"{i['name']} {i['status']}"
-        for i in info["indexes"]
-        if i["status"] != "used" and i["status"] != "not applicable"
-    ]
-    why = f" ({'; '.join(others)})" if others else ""
+    used: list[str] = []
+    notes: list[str] = []
+    for i in info["indexes"]:
+        name = f"{i['name']} ({i['type']})"
+        stale = (
+            f", stale: +{i.get('locations_added_for_staleness', 0)} locations changed since "
+            f"its instant {i['instant']}"
+            if i.get("stale")
+            else ""
+        )
+        if i["status"] == "used":
+            used.append(name + stale)
+        elif i["status"] == "unusable":
+            notes.append(f"{name} unusable, full scan: {i.get('reason', 'unreadable')}")
+    if not info["indexes"]:
+        notes.append("the table has no index")
     return (
         f"lakesieve scan of {table.format} table {table.path} at {info['table_instant']}: "
         f"pushed predicate {info['predicate_sql'] or 'none'}; "
         f"selected {info['locations_selected']} of {info['locations_total']} locations "
         f"({info['bytes_selected']} of {info['bytes_total']} bytes); "
-        f"indexes used: {', '.join(used) if used else 'none'}{why}"
+        f"indexes used: {', '.join(used) if used else 'none'}"
+        + (f" ({'; '.join(notes)})" if notes else "")
     )
 
 
