@@ -6,7 +6,8 @@ traceback and without touching the table or its indexes. Names are checked
 before Spark starts (:mod:`lakesieve.cli_preflight`), so such a command fails
 in the time it takes to read table metadata. Errors name command-line flags,
 never the Python API's argument names. Results go to stdout; step lines and
-Spark's progress bar go to stderr.
+Spark's progress bar go to stderr. A write the file system refuses (full,
+read-only, forbidden) is one such line too, naming the path and the fix.
 
 This module holds the argument parser and :func:`main`; the commands live in
 :mod:`lakesieve.cli_table` (``write``, ``explain``, ``query``),
@@ -26,6 +27,7 @@ from lakesieve.cli_measure import cmd_advise, cmd_bench, cmd_compare
 from lakesieve.cli_support import cli_wording, installed_version
 from lakesieve.cli_table import cmd_explain, cmd_query, cmd_write
 from lakesieve.errors import LakesieveError
+from lakesieve.store_errors import refused_write
 
 EXIT_USAGE = 2
 
@@ -239,6 +241,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         message = cli_wording(message)
         print(f"lakesieve: error: {message}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as exc:  # a write the file system refused outside the index store
+        refused = refused_write(exc)
+        if refused is None:
+            raise
+        print(f"lakesieve: error: {refused}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130

@@ -113,7 +113,13 @@ def _maintain(table: Any, args: argparse.Namespace) -> int:
             print(
                 f"vacuumed {table.path}: {len(result.states_removed)} index states, "
                 f"{len(result.orphan_folders_removed)} unreferenced folders, "
-                f"{len(result.empty_folders_removed)} empty leftover folders removed"
+                f"{len(result.empty_folders_removed)} empty leftover folders"
+                + (
+                    f", {len(result.repair_folders_removed)} interrupted repairs' folders"
+                    if result.repair_folders_removed
+                    else ""
+                )
+                + " removed"
             )
         return 0
     policy = RefreshPolicy(

@@ -70,3 +70,15 @@ class WriteError(LakesieveError):
 
 class IndexBuildError(LakesieveError):
     """The Spark job that builds an index failed (the index log is left as it was)."""
+
+
+class StoreWriteError(LakesieveError):
+    """A write to the index store failed (read-only, full or forbidden); names the path and the fix."""
+
+
+class StoreBusyError(LakesieveError):
+    """The index store is locked: a repair runs, or (for a repair) another writer does."""
+
+
+class ConcurrentBuildError(LakesieveError):
+    """Another process created an index of the same name while this build ran; names its definition."""

@@ -13,7 +13,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from lakesieve import registry
-from lakesieve.errors import IndexBuildError, LakesieveError, OptionError
+from lakesieve.errors import ConcurrentBuildError, IndexBuildError, LakesieveError, OptionError
 from lakesieve.expressions import resolve_column
 from lakesieve.format_read import read_columns
 from lakesieve.index_log import IndexDefinition, add_state_action, check_name, default_index_name
@@ -21,6 +21,7 @@ from lakesieve.index_state import TableIndexes
 from lakesieve.job_errors import is_spark_failure, summarize
 from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant
 from lakesieve.session import get_spark
+from lakesieve.store_errors import job_write_error
 from lakesieve.task_files import staging
 
 if TYPE_CHECKING:
@@ -42,7 +43,13 @@ def build_index(
 
     Every argument is checked before Spark starts: the column must exist,
     the index type must be installed and accept the column's type and the
-    options.
+    options, and the index root must be writable.
+
+    Raises:
+        ConcurrentBuildError: another process created an index of this name
+            (or defined it anew) while this build ran; the error names its definition.
+        StoreBusyError: a repair is running on the store.
+        StoreWriteError: the index root cannot be written (checked before Spark starts).
     """
     registry.require_index_type(type)
     inst = table.view.resolve_instant(as_of)
@@ -59,15 +66,40 @@ def build_index(
             f"index {name!r} on table {table.path} already exists as {existing.type} on "
             f"column {existing.column!r}; drop it first or choose another --name"
         )
-    if progress is not None:
-        progress(
-            f"building {type} index {name} on {table.path} column {col.name} at instant {inst.id} ..."
-        )
-    spark = spark or get_spark(conf=spark_conf)
     definition = IndexDefinition(
         name=name, type=type, column=col.name, key_type=col.spark_type, params=params
     )
-    built = build_state(table, definition, inst, spark)
+    # the lock keeps a repair out while the build runs; taking it checks the root is writable
+    with table.store.writing(create=True):
+        if progress is not None:
+            progress(
+                f"building {type} index {name} on {table.path} column {col.name} at instant {inst.id} ..."
+            )
+        spark = spark or get_spark(conf=spark_conf)
+        built = build_state(table, definition, inst, spark)
+        _commit_build(table, definition, existing, built, inst)
+    return name
+
+
+def _same_definition(a: IndexDefinition, b: IndexDefinition) -> bool:
+    """Whether ``a`` and ``b`` declare the same index (type, column, key type, parameters)."""
+    return (a.type, a.column, a.key_type, a.params) == (b.type, b.column, b.key_type, b.params)
+
+
+def _commit_build(
+    table: TableIndexes,
+    definition: IndexDefinition,
+    existing: IndexDefinition | None,
+    built: BuiltIndex,
+    inst: Instant,
+) -> None:
+    """Write a build's files and commit its state, unless another process defined the index meanwhile.
+
+    Raises:
+        ConcurrentBuildError: the index was created (or defined anew) by
+            another writer since the build read the log; its files are removed.
+    """
+    name = definition.name
     state_id, records = table.store.write_files(name, built)
 
     def actions(snap: Any) -> list[dict[str, Any]]:
@@ -75,22 +107,35 @@ def build_index(
         if snap.table_fingerprint is None:
             out.append({"op": "table", "fingerprint": table.view.fingerprint()})
         current = snap.indexes.get(name)
-        if current is None or current.params != params or current.key_type != col.spark_type:
+        if current is not None and (existing is None or not _same_definition(current, existing)):
+            raise ConcurrentBuildError(
+                f"index {name!r} already exists ({current.type} on {current.column}), built by "
+                f"another process while this build ran; this build ({definition.type} on "
+                f"{definition.column}) was not kept"
+            )
+        if (
+            current is None
+            or current.params != definition.params
+            or current.key_type != definition.key_type
+        ):
             out.append(
                 {
                     "op": "define",
                     "index": name,
-                    "type": type,
-                    "column": col.name,
-                    "key_type": col.spark_type,
-                    "params": params,
+                    "type": definition.type,
+                    "column": definition.column,
+                    "key_type": definition.key_type,
+                    "params": definition.params,
                 }
             )
         out.append(add_state_action(name, state_id, inst.id, inst.sort_key, records, built.meta))
         return out
 
-    table.store.commit_with_retry(actions)
-    return name
+    try:
+        table.store.commit_with_retry(actions)
+    except ConcurrentBuildError:
+        table.store.remove_state_folder(name, state_id)
+        raise
 
 
 def build_state(
@@ -133,6 +178,9 @@ def build_state(
     except Exception as exc:
         if not is_spark_failure(exc):
             raise
+        refused = job_write_error(str(exc), table.store.data_dir / definition.name)
+        if refused is not None:
+            raise refused from None
         raise IndexBuildError(
             f"index {definition.name!r} ({definition.type} on {definition.column}) of table {table.path}: "
             f"the build's Spark job failed: {summarize(exc)}"

@@ -143,6 +143,7 @@ def salvage(store: IndexStore) -> tuple[dict[str, IndexDefinition], str | None, 
     indexes: dict[str, IndexDefinition] = {}
     fingerprint: str | None = None
     skipped: list[LogProblem] = []
+    head = store.head_hint()  # before the listing: a commit landing meanwhile is not "missing"
     versions = store.versions()
     expected = 0
     for v in versions:
@@ -153,7 +154,6 @@ def salvage(store: IndexStore) -> tuple[dict[str, IndexDefinition], str | None, 
         except IndexCorruptError as exc:
             skipped.append(store.problem(v, exc))
     last = versions[-1] if versions else -1
-    head = store.head_hint()
     if head > last:
         skipped.append(
             LogProblem(last + 1, f"is missing (commit {head} was written; the log ends at {last})")

@@ -87,10 +87,11 @@ class TableIndexes:
         return found
 
     def drop(self, name: str) -> None:
-        """Drop an index and delete its files."""
+        """Drop an index and delete its files (holding the store's writers' lock)."""
         definition = self.index(name)
-        self.store.commit_with_retry(lambda snap: [{"op": "drop", "index": name}])
-        self.store.delete_state_files(definition.states)
+        with self.store.writing():
+            self.store.commit_with_retry(lambda snap: [{"op": "drop", "index": name}])
+            self.store.delete_state_files(definition.states)
 
     # ------------------------------------------------------------ states
 

@@ -13,8 +13,12 @@
   ``rebuild=True`` (a Spark job). On an intact log only the failing states are
   removed, with one ordinary commit.
 
-Repair must not race other writers of the same index root: run it while no
-build, refresh or vacuum runs on the table.
+Repair must not race other writers of the same index root: it holds the
+root's writers' lock exclusively (:mod:`lakesieve.store_lock`) and refuses to
+start while a build, refresh, compact, drop or vacuum holds it. The log swap
+is safe against a kill at any step (:mod:`lakesieve.log_swap`); a ``_log`` an
+interrupted repair left missing is put back first, and the ``_log.repair-*``
+folders of interrupted repairs are removed.
 """
 
 from __future__ import annotations
@@ -29,10 +33,19 @@ from lakesieve.errors import IndexCorruptError, IndexNotFoundError, LakesieveErr
 from lakesieve.index_build import build_state
 from lakesieve.index_health import FileVerifier, drop_broken_states, salvage
 from lakesieve.index_log import IndexDefinition, IndexState, LogProblem, add_state_action
+from lakesieve.log_swap import (
+    DAMAGED_PREFIX,
+    REPAIR_PREFIX,
+    marker_id,
+    repair_folders,
+    restore,
+    write_marker,
+)
 from lakesieve.model import Instant
 from lakesieve.refresh import RefreshResult
 from lakesieve.session import get_spark
-from lakesieve.store import DAMAGED_PREFIX, IndexStore
+from lakesieve.store import IndexStore
+from lakesieve.store_errors import write_error
 from lakesieve.store_folders import state_folders
 
 if TYPE_CHECKING:
@@ -158,6 +171,7 @@ class RepairResult:
     """What :func:`repair` did."""
 
     damaged_log_moved_to: str | None = None
+    log_put_back_from: str | None = None
     commits_skipped: list[str] = field(default_factory=list)
     states_kept: int = 0
     states_dropped: list[str] = field(default_factory=list)
@@ -169,6 +183,7 @@ class RepairResult:
         """Whether the store was changed at all."""
         return bool(
             self.damaged_log_moved_to
+            or self.log_put_back_from
             or self.states_dropped
             or self.indexes_dropped
             or self.indexes_rebuilt
@@ -238,9 +253,24 @@ def repair(table: Table, rebuild: bool = False, spark: SparkSession | None = Non
 
     Raises:
         IndexCorruptError: the root's ``_log`` or ``data`` folder is a symbolic link.
+        StoreBusyError: another process is writing to the store.
+        StoreWriteError: the index root cannot be written.
     """
     store = table.store
     store.check_layout()
+    with store.writing(exclusive=True):
+        put_back = restore(store.root, store.log_dir)
+        result = _repair_locked(table, store, rebuild, spark)
+        result.log_put_back_from = put_back
+        for folder in repair_folders(store.root):
+            store.remove_tree(folder)
+    return result
+
+
+def _repair_locked(
+    table: Table, store: IndexStore, rebuild: bool, spark: SparkSession | None
+) -> RepairResult:
+    """:func:`repair` once the store is locked and its log folder in place."""
     result = RepairResult()
     strict_ok = True
     skipped: list[LogProblem] = []
@@ -289,15 +319,35 @@ def repair(table: Table, rebuild: bool = False, spark: SparkSession | None = Non
 
 
 def _replace_log(store: IndexStore, actions: list[dict[str, Any]]) -> str:
-    """Write ``actions`` as commit 0 of a fresh log and move the old log aside; the old log's new path."""
-    fresh = IndexStore(store.root)
-    fresh.log_dir = store.root / f"_log.repair-{uuid.uuid4().hex[:12]}"
-    fresh.commit(actions, -1)
+    """Write ``actions`` as commit 0 of a fresh log and swap it for the old log; the old log's new path.
+
+    The steps are those of :mod:`lakesieve.log_swap`: a kill between any two
+    leaves a store that the next opening of the log (or the next repair) settles.
+
+    Raises:
+        StoreWriteError: the index root cannot be written.
+    """
+    repair_id = uuid.uuid4().hex[:12]
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-    aside = store.root / f"{DAMAGED_PREFIX}{stamp}-{uuid.uuid4().hex[:6]}"
-    if store.log_dir.exists():
-        os.rename(store.log_dir, aside)
-    os.rename(fresh.log_dir, store.log_dir)
+    aside = store.root / f"{DAMAGED_PREFIX}{stamp}-{repair_id[:6]}"
+    fresh = IndexStore(store.root)
+    fresh.log_dir = store.root / f"{REPAIR_PREFIX}{repair_id}"
+    try:
+        fresh.commit(actions, -1)
+        write_marker(fresh.log_dir, repair_id, aside.name)
+        if store.log_dir.exists():
+            os.rename(store.log_dir, aside)
+    except LakesieveError:
+        store.remove_tree(fresh.log_dir)  # the old log is still in place
+        raise
+    except OSError as exc:
+        store.remove_tree(fresh.log_dir)
+        raise write_error(exc, store.root) from None
+    try:
+        os.rename(fresh.log_dir, store.log_dir)
+    except OSError as exc:
+        if marker_id(store.log_dir) != repair_id:  # a reader may have finished the swap
+            raise write_error(exc, store.log_dir) from None
     return str(aside)
 
 

@@ -28,6 +28,8 @@ def run_check_or_repair(
     if not result.changed:
         print(f"nothing to repair on {table.path}")
         return 0
+    if result.log_put_back_from:
+        print(f"put the index log back from {result.log_put_back_from} (an interrupted repair)")
     if result.damaged_log_moved_to:
         print(f"moved the damaged index log to {result.damaged_log_moved_to}")
     for line in result.commits_skipped:

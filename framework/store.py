@@ -5,6 +5,7 @@ Layout under the index root (``<table>/.lakesieve/`` by default)::
     _log/00000000000000000000.json   one commit per file, numbered from 0
     _log/_head.json                  the highest version ever committed (a hint)
     data/<index name>/<state id>/<file name>.arrow
+    _lock                            the writers' lock (:mod:`lakesieve.store_lock`)
 
 A commit lists actions; replaying the log from 0 gives the state of every
 index. A commit becomes visible atomically: it is written to a temporary file
@@ -30,6 +31,15 @@ for ``strict=False`` and get the state of every commit before the first bad
 one (the previous good state) plus :attr:`LogSnapshot.problems`, which they
 turn into warnings.
 
+**Races and faults.** A read that overlaps a commit may list the log
+before the commit lands; ``_head.json`` is read before the listing, and a
+commit that still looks missing is re-read a few times before it counts as
+damage. Writers hold the root's lock (shared among them, exclusive for a
+repair, whose log swap :mod:`lakesieve.log_swap` makes safe against a kill).
+A write the file system refuses (read-only, full, forbidden) raises
+:class:`~lakesieve.errors.StoreWriteError`, one line naming the path, and
+leaves no temporary file.
+
 **Confinement.** Nothing the store reads, writes or deletes resolves outside
 the index root: ids and names from the log must be plain names, file paths
 must stay under ``data/``, and no path below the root may pass through a
@@ -43,7 +53,6 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
 import stat
 import time
 import uuid
@@ -55,7 +64,6 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 from lakesieve.errors import CommitConflictError, IndexCorruptError, IndexNotFoundError
 from lakesieve.index_log import (
-    DATA_DIR,
     IndexDefinition,
     IndexState,
     LogProblem,
@@ -69,99 +77,47 @@ from lakesieve.index_log import (
     safe_data_path,
 )
 from lakesieve.ipc_files import read_index_file
+from lakesieve.log_swap import DAMAGED_PREFIX, LOG_DIR, settle
 from lakesieve.model import BuiltIndex
+from lakesieve.store_errors import replace_file, write_error, write_new_file
+from lakesieve.store_lock import store_lock
+from lakesieve.store_paths import StoreRoot
 from lakesieve.task_files import task_file_suffix
 
+__all__ = ["DAMAGED_PREFIX", "DEFAULT_DIRNAME", "HEAD_FILE", "LOG_DIR", "IndexStore"]
+
 DEFAULT_DIRNAME = ".lakesieve"
-LOG_DIR = "_log"
 HEAD_FILE = "_head.json"
-#: Suffix of a log folder :func:`lakesieve.repair.repair` moved aside.
-DAMAGED_PREFIX = "_log.damaged-"
 _VERSION_DIGITS = 20
+#: Pauses before re-reading a log that looked as if a commit were missing: a
+#: read that overlaps a commit (or a repair's log swap) sees it whole next time.
+_REREAD_SECONDS = (0.01, 0.05, 0.2)
 
 
-class IndexStore:
+class IndexStore(StoreRoot):
     """Reads and writes the index log and data files of one table.
 
     Args:
         root: the index root folder (``<table>/.lakesieve`` by default).
     """
 
-    def __init__(self, root: str | os.PathLike[str]) -> None:
-        self.root = Path(root)
-        self.log_dir = self.root / LOG_DIR
-        self.data_dir = self.root / DATA_DIR
-
-    # ------------------------------------------------------------ confinement
-
-    def confined(self, path: Path) -> Path:
-        """Return ``path`` if it lies under the root and no part below the root is a link.
-
-        Parts that do not exist yet are fine (nothing can redirect them).
-
-        Raises:
-            IndexCorruptError: the path leaves the root or passes through a symbolic link.
-        """
-        try:
-            rel = path.relative_to(self.root)
-        except ValueError:
-            raise IndexCorruptError(f"path {path} is outside the index root {self.root}") from None
-        if ".." in rel.parts:
-            raise IndexCorruptError(f"path {path} escapes the index root {self.root}")
-        current = self.root
-        for part in rel.parts:
-            current = current / part
-            try:
-                mode = os.lstat(current).st_mode
-            except FileNotFoundError:
-                break
-            except OSError as exc:
-                raise IndexCorruptError(f"index path {current} cannot be checked: {exc}") from exc
-            if stat.S_ISLNK(mode):
-                raise IndexCorruptError(
-                    f"index path {current} is a symbolic link; lakesieve never follows links in {self.root}"
-                )
-        return path
-
-    def check_layout(self) -> None:
-        """Refuse a root whose ``_log`` or ``data`` folder is a symbolic link.
-
-        Raises:
-            IndexCorruptError: one of them is a link.
-        """
-        self.confined(self.log_dir)
-        self.confined(self.data_dir)
-
-    def remove_tree(self, path: Path) -> bool:
-        """Delete a folder under the root without following any link; ``False`` if it was refused.
-
-        A folder reached through a link, or that is one, is left alone; links
-        inside it are removed as links (their targets are never touched).
-        """
-        try:
-            self.confined(path)
-            if not stat.S_ISDIR(os.lstat(path).st_mode):
-                return False
-        except (IndexCorruptError, OSError):
-            return False
-        shutil.rmtree(path, ignore_errors=True)
-        return not os.path.lexists(path)
-
-    def remove_state_folder(self, index: str, state_id: str) -> bool:
-        """Delete ``data/<index>/<state id>`` (both plain names) and all in it."""
-        try:
-            check_name(index, "index name")
-            check_name(state_id, "state id")
-        except IndexNotFoundError:
-            return False
-        return self.remove_tree(self.data_dir / index / state_id)
-
     # ------------------------------------------------------------------ log
 
     def versions(self) -> list[int]:
-        """The commit numbers present in the log folder, ascending."""
+        """The commit numbers present in the log folder, ascending.
+
+        A ``_log`` missing because a kill interrupted a repair's log swap is
+        put in place first (:func:`lakesieve.log_swap.settle`).
+
+        Raises:
+            IndexCorruptError: ``_log`` is missing beside repair leftovers that
+                cannot be settled here: not an empty store (repair fixes it).
+        """
         if not self.log_dir.is_dir():
-            return []
+            if self.log_dir == self.root / LOG_DIR:
+                settle(self.root, self.log_dir)
+            if not self.log_dir.is_dir():
+                return []
         out = []
         for entry in os.scandir(self.log_dir):
             stem, dot, ext = entry.name.partition(".")
@@ -240,14 +196,16 @@ class IndexStore:
         if version <= self.head_hint():
             return
         tmp = self.log_dir / f".tmp-head-{uuid.uuid4().hex}.json"
-        with contextlib.suppress(OSError):
-            tmp.write_text(json.dumps({"version": version}), encoding="utf-8")
-            os.replace(tmp, self.log_dir / HEAD_FILE)
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        with contextlib.suppress(OSError):  # a hint: a head that lags behind is allowed
+            replace_file(self.log_dir / HEAD_FILE, tmp, json.dumps({"version": version}).encode())
 
     def read_log(self, strict: bool = True) -> LogSnapshot:
         """Replay every commit and return the current state of all indexes.
+
+        A commit that looks missing (a gap, a head beyond the last commit, a
+        ``_log`` gone in a repair's swap) is re-read a few times over a
+        fraction of a second first: a read that overlaps a commit can list
+        the folder before the commit lands; only damage that stays is reported.
 
         Args:
             strict: raise on the first bad commit (writers); when ``False``,
@@ -257,11 +215,35 @@ class IndexStore:
             IndexCorruptError: (strict) a commit is missing, unreadable, fails its
                 checksum or has a bad shape, or the newest commit was removed.
         """
+        snap = self._replay()
+        for pause in _REREAD_SECONDS:
+            if not any(p.reason.startswith("is missing") for p in snap.problems):
+                break
+            time.sleep(pause)
+            snap = self._replay()
+        if snap.problems and strict:
+            first = snap.problems[0]
+            if "`lakesieve index repair`" in first.reason:  # it says where, and what to do
+                raise IndexCorruptError(str(first))
+            raise IndexCorruptError(
+                f"{first} in {self.log_dir}; run `lakesieve index repair` to rebuild the log"
+            )
+        return snap
+
+    def _replay(self) -> LogSnapshot:
+        """One pass of :meth:`read_log`: every commit up to the first bad one."""
         indexes: dict[str, IndexDefinition] = {}
         fingerprint: str | None = None
         version = -1
         problems: list[LogProblem] = []
-        for v in self.versions():
+        # the head first: it is written after its commit, so every commit it
+        # names is already in the listing that follows, unless it was lost
+        head = self.head_hint()
+        try:
+            listed = self.versions()
+        except IndexCorruptError as exc:
+            return LogSnapshot(-1, {}, None, [LogProblem(0, f"is missing: {exc}")])
+        for v in listed:
             if v != version + 1:
                 problems.append(LogProblem(version + 1, "is missing"))
                 break
@@ -271,18 +253,12 @@ class IndexStore:
                 problems.append(self.problem(v, exc))
                 break
             version = v
-        if not problems:
-            head = self.head_hint()
-            if head > version:
-                problems.append(
-                    LogProblem(
-                        version + 1,
-                        f"is missing (commit {head} was written; the log ends at {version})",
-                    )
+        if not problems and head > version:
+            problems.append(
+                LogProblem(
+                    version + 1,
+                    f"is missing (commit {head} was written; the log ends at {version})",
                 )
-        if problems and strict:
-            raise IndexCorruptError(
-                f"{problems[0]} in {self.log_dir}; run `lakesieve index repair` to rebuild the log"
             )
         return LogSnapshot(version, indexes, fingerprint, problems)
 
@@ -303,12 +279,17 @@ class IndexStore:
     def commit(self, actions: list[dict[str, Any]], expected_version: int) -> int:
         """Atomically write commit ``expected_version + 1`` (with its checksum).
 
+        The writers' lock is held while it is written (a repair cannot swap
+        the log meanwhile).
+
         Raises:
             CommitConflictError: another writer committed that version first.
-            IndexCorruptError: the log folder is reached through a symbolic link.
+            IndexCorruptError: the log folder is reached through a symbolic link,
+                or is missing beside a repair's leftovers.
+            StoreBusyError: a repair holds the store.
+            StoreWriteError: the log cannot be written (read-only, full, forbidden).
         """
         self.confined(self.log_dir)
-        self.log_dir.mkdir(parents=True, exist_ok=True)
         version = expected_version + 1
         body: dict[str, Any] = {
             "version": version,
@@ -318,19 +299,29 @@ class IndexStore:
         # the checksum covers what a reader will parse back, so compute it on the round trip
         body = json.loads(json.dumps(body, sort_keys=True))
         body["checksum"] = commit_checksum(body)
-        tmp = self.log_dir / f".tmp-{uuid.uuid4().hex}.json"
-        tmp.write_text(json.dumps(body, indent=1, sort_keys=True), encoding="utf-8")
-        target = self._log_path(version)
-        try:
-            os.link(tmp, target)
-        except FileExistsError:
-            raise CommitConflictError(
-                f"index log {self.log_dir}: version {version} was committed by another writer"
-            ) from None
-        finally:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-        self._write_head(version)
+        data = json.dumps(body, indent=1, sort_keys=True).encode("utf-8")
+        with store_lock(self.root, create=True):
+            if version == 0:
+                self.versions()  # a first commit must not hide a log a repair left aside
+            target = self._log_path(version)
+            tmp = self.log_dir / f".tmp-{uuid.uuid4().hex}.json"
+            try:
+                self.log_dir.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise write_error(exc, self.log_dir) from None
+            try:
+                write_new_file(tmp, data)
+                os.link(tmp, target)
+            except FileExistsError:
+                raise CommitConflictError(
+                    f"index log {self.log_dir}: version {version} was committed by another writer"
+                ) from None
+            except OSError as exc:
+                raise write_error(exc, self.log_dir) from None
+            finally:
+                with contextlib.suppress(OSError):
+                    tmp.unlink()
+            self._write_head(version)
         return version
 
     def commit_with_retry(self, make_actions: Any, attempts: int = 5) -> tuple[int, LogSnapshot]:
@@ -360,6 +351,10 @@ class IndexStore:
         Files Spark tasks already wrote (``built.written``, in the folder of
         ``built.state_id``) are checked to be there with their recorded size
         and listed with the rest.
+
+        Raises:
+            StoreWriteError: a file cannot be written (read-only, full, forbidden);
+                the state's folder, which nothing names yet, is removed first.
         """
         check_name(index, "index name")
         for name in built.files:
@@ -367,6 +362,16 @@ class IndexStore:
         state_id = built.state_id or f"{int(time.time() * 1000)}-{uuid.uuid4().hex[:12]}"
         check_name(state_id, "state id")
         folder = self.confined(self.data_dir / index / state_id)
+        written = self._task_records(folder, built)
+        try:
+            return state_id, self._write_tables(folder, built) + written
+        except OSError as exc:
+            # nothing names the state yet: its folder goes, and with it what a full disk needs back
+            self.remove_state_folder(index, state_id)
+            raise write_error(exc, folder) from None
+
+    def _write_tables(self, folder: Path, built: BuiltIndex) -> list[dict[str, Any]]:
+        """Write ``built``'s tables into ``folder`` as Arrow IPC files; their records."""
         folder.mkdir(parents=True, exist_ok=True)
         self.confined(folder)
         records = []
@@ -376,9 +381,7 @@ class IndexStore:
             with ipc.new_file(sink, table.schema) as writer:
                 writer.write_table(table)
             data = sink.getvalue().to_pybytes()
-            tmp = folder / f".{name}.tmp"
-            tmp.write_bytes(data)
-            os.replace(tmp, path)
+            replace_file(path, folder / f".{name}.{uuid.uuid4().hex[:8]}.tmp", data)
             records.append(
                 {
                     "name": name,
@@ -388,6 +391,11 @@ class IndexStore:
                     "rows": table.num_rows,
                 }
             )
+        return records
+
+    def _task_records(self, folder: Path, built: BuiltIndex) -> list[dict[str, Any]]:
+        """The records of the files Spark tasks wrote into ``folder``, each checked to be there."""
+        records = []
         for rec in built.written:
             name = check_name(str(rec["name"]), "index file name")
             path = folder / f"{name}{task_file_suffix(rec)}"
@@ -396,7 +404,7 @@ class IndexStore:
             if os.lstat(path).st_size != int(rec["size_bytes"]):
                 raise IndexCorruptError(f"task-written index file {path} changed size")
             records.append({k: rec[k] for k in ("name", "path", "sha256", "size_bytes", "rows")})
-        return state_id, records
+        return records
 
     def read_bytes(self, f: StoredFile) -> bytes:
         """One data file's bytes, checked against its checksum; never through a link.

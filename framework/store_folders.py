@@ -1,10 +1,11 @@
-"""Walking the index store's ``data/<index>/<state id>`` folders (vacuum and repair)."""
+"""Walking the index store's ``data/<index>/<state id>`` folders, and repair leftovers (vacuum and repair)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
+from lakesieve.log_swap import repair_folders
 from lakesieve.store import IndexStore
 
 
@@ -30,3 +31,29 @@ def state_folders(store: IndexStore) -> list[tuple[str, str, Path]]:
                 if entry.is_dir(follow_symlinks=False):
                     out.append((index_name, entry.name, Path(entry.path)))
     return out
+
+
+def newest_mtime(folder: Path) -> float | None:
+    """The newest modification time of ``folder`` and its entries (``None`` when unreadable)."""
+    try:
+        with os.scandir(folder) as entries:
+            times = [e.stat(follow_symlinks=False).st_mtime for e in entries]
+        return max([folder.lstat().st_mtime, *times])
+    except OSError:
+        return None
+
+
+def remove_repair_leftovers(store: IndexStore, cutoff: float) -> list[str]:
+    """Remove the ``_log.repair-*`` folders of interrupted repairs unchanged since ``cutoff``; their names.
+
+    Only while ``_log`` is in place (otherwise one of them may be the log to
+    put back), and never through a link.
+    """
+    if not store.log_dir.is_dir():
+        return []
+    removed = []
+    for folder in repair_folders(store.root):
+        newest = newest_mtime(folder)
+        if newest is not None and newest <= cutoff and store.remove_tree(folder):
+            removed.append(folder.name)
+    return removed

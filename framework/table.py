@@ -12,6 +12,7 @@ reads the pruned rows.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 import warnings
@@ -219,7 +220,13 @@ class Table:
         verify (a file missing, truncated or failing its checksum) is rebuilt
         instead, and its result says so (action ``rebuilt``). Spark starts
         (with ``spark_conf``) only when some index is behind the table or
-        broken: "up to date" costs no session.
+        broken: "up to date" costs no session. With work to do, the store's
+        writers' lock is taken first, so an unwritable index root fails in
+        one line before Spark starts.
+
+        Raises:
+            StoreBusyError: a repair is running on the store.
+            StoreWriteError: the index root cannot be written.
         """
         definitions = [self.index(name)] if name else self.indexes()  # one read of the log
         line = self.timeline()
@@ -228,17 +235,21 @@ class Table:
             return []
         heads = [d.latest() for d in definitions]
         broken = {d.name: p for d in definitions if (p := broken_head(self.store, d)) is not None}
-        if spark is None and (
-            broken or any(h is not None and h.instant_sort_key < target.sort_key for h in heads)
-        ):
-            spark = get_spark(conf=spark_conf)
-        policy = policy or self.refresh_policy
-        return [
-            refresh_broken(self.states, d, target, spark, broken[d.name])
-            if d.name in broken and spark is not None
-            else refresh_index(self.states, d.name, spark, policy, target, line)
-            for d in definitions
-        ]
+        work = bool(broken) or any(
+            h is not None and h.instant_sort_key < target.sort_key for h in heads
+        )
+        # with work to do, the writers' lock first: a repair stays out, and an
+        # unwritable root fails here, before Spark starts
+        with self.store.writing() if work else contextlib.nullcontext():
+            if spark is None and work:
+                spark = get_spark(conf=spark_conf)
+            policy = policy or self.refresh_policy
+            return [
+                refresh_broken(self.states, d, target, spark, broken[d.name])
+                if d.name in broken and spark is not None
+                else refresh_index(self.states, d.name, spark, policy, target, line)
+                for d in definitions
+            ]
 
     def compact(
         self,
@@ -254,10 +265,12 @@ class Table:
         """
         definitions = [self.index(name)] if name else self.indexes()
         heads = [d.latest() for d in definitions]
-        if spark is None and any(h is not None and h.is_delta for h in heads):
-            spark = get_spark(conf=spark_conf)
-        policy = policy or self.refresh_policy
-        return [compact_index(self.states, d.name, spark, policy) for d in definitions]
+        work = any(h is not None and h.is_delta for h in heads)
+        with self.store.writing() if work else contextlib.nullcontext():
+            if spark is None and work:
+                spark = get_spark(conf=spark_conf)
+            policy = policy or self.refresh_policy
+            return [compact_index(self.states, d.name, spark, policy) for d in definitions]
 
     def vacuum(self, grace_seconds: float | None = None) -> VacuumResult:
         """Remove index states of instants the table no longer keeps, and unreferenced files."""

@@ -50,6 +50,7 @@ import pyarrow as pa
 import pyarrow.ipc as ipc
 from lakesieve.errors import IndexCorruptError
 from lakesieve.ipc_files import read_index_file
+from lakesieve.store_errors import replace_file, write_error
 
 if TYPE_CHECKING:
     from lakesieve.index_log import IndexState
@@ -130,7 +131,11 @@ def staging(store: IndexStore, index: str) -> Iterator[StagingArea]:
     # the folders this call creates, innermost first: a failed or empty build removes
     # them again when empty, so a build that fails leaves the table as it found it
     created = [p for p in (folder.parent, store.data_dir, Path(store.root)) if not p.exists()]
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        _remove_empty(created)
+        raise write_error(exc, folder) from None
     store.confined(folder)
     area = StagingArea(str(folder), state_id, f"{DATA_DIR}/{index}/{state_id}")
     token = _CURRENT.set(area)
@@ -184,7 +189,10 @@ def write_task_file(folder: str, name: str, table: pa.Table) -> dict[str, Any]:
     """Write ``table`` as ``<folder>/<name>.arrow`` (in a Spark task); its record.
 
     The bytes go to a temporary file first and are renamed into place, so a
-    reader never sees half a file and a retried task simply replaces it.
+    reader never sees half a file and a retried task simply replaces it; a
+    write that fails (a full disk) removes the temporary file and raises the
+    ``OSError``, whose text the driver turns into one line
+    (:func:`lakesieve.store_errors.job_write_error`).
 
     Returns:
         ``name``, ``sha256``, ``size_bytes`` and ``rows`` (the path is added
@@ -193,9 +201,7 @@ def write_task_file(folder: str, name: str, table: pa.Table) -> dict[str, Any]:
     data = ipc_file_bytes(table)
     target = os.path.join(folder, f"{name}.arrow")
     tmp = os.path.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-    os.replace(tmp, target)
+    replace_file(Path(target), Path(tmp), data)
     return {
         "name": name,
         "sha256": hashlib.sha256(data).hexdigest(),

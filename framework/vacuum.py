@@ -6,8 +6,11 @@ compaction, and files no committed state names that are older than a grace
 period (a refresh still running may be about to commit them).
 
 Only plain ``data/<index>/<state id>`` folders under the index root are
-removed, and the empty ``data/cmp_*`` folders that ``lakesieve compare`` left
-behind before it cleaned up after itself; see :func:`vacuum`.
+removed, the empty ``data/cmp_*`` folders that ``lakesieve compare`` left
+behind before it cleaned up after itself, and the ``_log.repair-*`` folders
+of repairs a kill interrupted (older than the grace period, and only while
+``_log`` is in place); see :func:`vacuum`. Vacuum holds the store's
+writers' lock, so it never runs beside a repair.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from lakesieve.errors import IndexCorruptError, LakesieveError, OptionError
 from lakesieve.index_log import IndexDefinition, IndexState, LogSnapshot
 from lakesieve.index_state import TableIndexes
 from lakesieve.store import IndexStore
-from lakesieve.store_folders import state_folders
+from lakesieve.store_folders import newest_mtime, remove_repair_leftovers, state_folders
 
 #: prefix of the temporary index names ``cmp_<column>_<type>`` of ``lakesieve compare``
 TEMP_PREFIX = "cmp_"
@@ -38,6 +41,7 @@ class VacuumResult:
     orphan_folders_removed: list[str] = field(default_factory=list)
     temp_files_removed: int = 0
     empty_folders_removed: list[str] = field(default_factory=list)
+    repair_folders_removed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
@@ -69,6 +73,8 @@ def vacuum(table: TableIndexes, grace_seconds: float = 3600.0) -> VacuumResult:
         OptionError: ``grace_seconds`` is negative or not a finite number.
         IndexCorruptError: the log is damaged (see ``lakesieve index repair``), or
             the root's ``_log`` or ``data`` folder is a symbolic link.
+        StoreBusyError: a repair is running on the store.
+        StoreWriteError: the index root cannot be written.
     """
     if (
         not isinstance(grace_seconds, (int, float))
@@ -80,6 +86,12 @@ def vacuum(table: TableIndexes, grace_seconds: float = 3600.0) -> VacuumResult:
         )
     store = table.store
     store.check_layout()
+    with store.writing():  # a repair runs alone; the root must be writable
+        return _vacuum(table, store, grace_seconds)
+
+
+def _vacuum(table: TableIndexes, store: IndexStore, grace_seconds: float) -> VacuumResult:
+    """:func:`vacuum` with the store's writers' lock held."""
     on_timeline = {i.id for i in table.view.timeline()}
     out = VacuumResult()
     removed: list[IndexState] = []
@@ -108,13 +120,8 @@ def vacuum(table: TableIndexes, grace_seconds: float = 3600.0) -> VacuumResult:
     for index_name, state_id, folder in state_folders(store):
         if (index_name, state_id) in referenced:
             continue
-        try:
-            with os.scandir(folder) as entries:
-                times = [e.stat(follow_symlinks=False).st_mtime for e in entries]
-            newest = max([folder.lstat().st_mtime, *times])
-        except OSError:
-            continue
-        if newest <= cutoff and store.remove_tree(folder):
+        newest = newest_mtime(folder)
+        if newest is not None and newest <= cutoff and store.remove_tree(folder):
             out.orphan_folders_removed.append(f"{index_name}/{state_id}")
     emptied = {entry.split("/", 1)[0] for entry in out.orphan_folders_removed}
     out.empty_folders_removed = _remove_empty_compare_folders(
@@ -132,6 +139,7 @@ def vacuum(table: TableIndexes, grace_seconds: float = 3600.0) -> VacuumResult:
                 if tmp.stat(follow_symlinks=False).st_mtime <= cutoff:
                     os.unlink(tmp.path)
                     out.temp_files_removed += 1
+    out.repair_folders_removed = remove_repair_leftovers(store, cutoff)
     return out
 
 
