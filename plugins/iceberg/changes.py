@@ -2,7 +2,10 @@
 
 Snapshots on the timeline *strictly after the smaller* bound and *up to and
 including the larger* are considered, whatever the order of ``start`` and
-``end``. A snapshot's own changes are the entries it wrote itself (status
+``end``; "smaller" and "after" are by lineage (the parent-snapshot chain,
+:func:`.timeline.lineage`), never by sequence number or commit time, which
+a format-version 1 table (all sequence 0) cannot order by. A snapshot's
+own changes are the entries it wrote itself (status
 ``ADDED`` or ``DELETED`` with its snapshot id) in the manifests it added.
 Folded oldest first:
 

@@ -9,8 +9,9 @@ a catalog configured by ``catalog.*``/``table`` options or, by default, from
 the table's newest metadata file (:mod:`.catalog`); Spark reads the data
 files itself; writes commit through a catalog. A location is a data file's
 path relative to the table location. An instant is a snapshot of the main
-branch: ``id`` the snapshot id, ``sort_key`` its zero-padded sequence number
-and time (:mod:`.timeline`).
+branch, in lineage (parent-snapshot) order: ``id`` the snapshot id,
+``sort_key`` its zero-padded sequence number and time, kept strictly
+increasing along the lineage (:mod:`.timeline`).
 
 Indexes live outside the table location by default,
 ``<parent>/.lakesieve/indexes/<table folder>/``: Iceberg's orphan-file
@@ -46,7 +47,7 @@ class IcebergFormat(TableFormatBase):
         return is_iceberg_table(path)
 
     def timeline(self) -> list[Instant]:
-        """The main branch's snapshots still in the metadata, in commit order."""
+        """The main branch's snapshots still in the metadata, oldest first by lineage."""
         from lakesieve.plugins.iceberg import catalog, timeline
 
         return timeline.list_instants(catalog.load_for_read(self.path, self.options))

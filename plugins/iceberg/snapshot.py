@@ -262,7 +262,7 @@ def build_snapshot(ref: TableRef, instant: str | None) -> Snapshot:
         (unit_of(table, e, matched.get(e.data_file.file_path, []), ref.path) for e in files.data),
         key=lambda u: u.location,
     )
-    return Snapshot(instant=timeline.instant_of(snap), units=tuple(units))
+    return Snapshot(instant=timeline.instant_of(table, snap), units=tuple(units))
 
 
 def parse_delete_entry(text: str) -> tuple[str, str, str]:

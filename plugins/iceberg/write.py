@@ -318,4 +318,4 @@ def write_table(
     snap = timeline.resolve(fresh, ref.path, None)
     if snap is None:
         raise WriteError(f"Iceberg table {ref.path}: the write left no snapshot")
-    return timeline.instant_of(snap)
+    return timeline.instant_of(fresh, snap)
