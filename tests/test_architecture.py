@@ -27,6 +27,7 @@ import ast
 import importlib.metadata
 import importlib.util
 import pkgutil
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -375,15 +376,29 @@ def test_no_plugin_imports_another_plugin() -> None:
     )
 
 
+#: packages that use the built-in plugins by name, as a user does: the test kits and the
+#: benchmarks (which measure Sieve's stored layouts and build stages, among others)
+CONSUMER_PACKAGES = (f"{ROOT_PACKAGE}.testing", f"{ROOT_PACKAGE}.bench")
+
+
 def test_the_framework_imports_no_plugin() -> None:
     found = [
         e
         for e in edges()
         if not _is_plugin(e.source)
-        and not e.source.startswith(f"{ROOT_PACKAGE}.testing")
+        and not e.source.startswith(CONSUMER_PACKAGES)
         and _is_plugin(e.target)
     ]
     assert not found, "framework modules importing plugins:\n" + "\n".join(
+        f"{e.source}:{e.line} imports {e.target}" for e in found
+    )
+
+
+def test_no_plugin_imports_the_bench_or_the_cli() -> None:
+    """Plugins and index types stay below the tools built on them (bench, CLI)."""
+    tools = (f"{ROOT_PACKAGE}.bench", f"{ROOT_PACKAGE}.cli")
+    found = [e for e in edges() if _is_plugin(e.source) and e.target.startswith(tools)]
+    assert not found, "plugins importing the bench or the CLI:\n" + "\n".join(
         f"{e.source}:{e.line} imports {e.target}" for e in found
     )
 
@@ -405,3 +420,13 @@ if __name__ == "__main__":
     print(_format(private_imports()) or "no private names imported across modules")
     for m, line, name, owner in private_attribute_uses():
         print(f"{m}:{line} uses .{name} (private to {owner})")
+
+
+def test_the_package_declares_its_types() -> None:
+    """``py.typed`` ships, so a third-party plugin's mypy checks it against the typed Protocols."""
+    root = Path(__file__).resolve().parents[1]
+    assert (root / "framework" / "py.typed").is_file()
+    package_data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "setuptools"
+    ]["package-data"]
+    assert "py.typed" in package_data[ROOT_PACKAGE]

@@ -86,7 +86,7 @@ def test_bench_command_reaches_the_focused_benches(
 
 def test_sieve_stages_hand_over_what_the_build_hands_over(spark: Any, tmp_path: Path) -> None:
     """The stage bench hands Python every row of a wide key, the (key, location) pairs of a date."""
-    from lakesieve.indexes.sieve import bench_stages
+    from lakesieve.bench import sieve_stages as bench_stages
 
     n, groups = 2_000, 4
     table = pa.table(

@@ -10,7 +10,7 @@ command, so that every figure of BENCHMARKS.md has one ``lakesieve bench``
 line: ``--suite build-cost`` (:mod:`lakesieve.bench.build_cost`, index builds
 against a Spark sort), ``--suite spark-paths`` (:mod:`lakesieve.bench.spark_paths`,
 ``Table.read`` and the data source against a plain Spark read) and
-``--suite sieve-layout`` (:mod:`lakesieve.indexes.sieve.bench_layout`, the
+``--suite sieve-layout`` (:mod:`lakesieve.bench.sieve_layout`, the
 Sieve's stored size and warm lookups). Every argument after ``--suite NAME``
 goes to that bench (``lakesieve bench --suite build-cost --help`` lists them).
 """
@@ -36,7 +36,7 @@ SUITES = ("full", "skeleton", "formats", "timeline")
 DELEGATED = {
     "build-cost": "lakesieve.bench.build_cost",
     "spark-paths": "lakesieve.bench.spark_paths",
-    "sieve-layout": "lakesieve.indexes.sieve.bench_layout",
+    "sieve-layout": "lakesieve.bench.sieve_layout",
 }
 
 

@@ -16,7 +16,7 @@ and, on the SAME built index, both stored formats and both lookup paths:
 
 Usage::
 
-    python -m lakesieve.indexes.sieve.bench_layout --scale 1 --layouts sorted,interleaved \
+    python -m lakesieve.bench.sieve_layout --scale 1 --layouts sorted,interleaved \
         --workdir bench-data --json sieve.json
 """
 
@@ -280,7 +280,7 @@ def main(argv: list[str] | None = None) -> int:
         "--stages",
         metavar="PARQUET",
         help="instead: where a Sieve build's time goes against a Spark sort, on this TPC-H "
-        "lineitem file (lakesieve.indexes.sieve.bench_stages)",
+        "lineitem file (lakesieve.bench.sieve_stages)",
     )
     p.add_argument("--columns", default="l_orderkey,l_partkey,l_shipdate", help="with --stages")
     p.add_argument("--groups", type=int, default=64, help="with --stages: locations")
@@ -290,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(synthetic(), indent=1))
         return 0
     if args.stages:
-        from lakesieve.indexes.sieve import bench_stages
+        from lakesieve.bench import sieve_stages as bench_stages
 
         figures = bench_stages.run(args.stages, args.columns.split(","), args.groups, args.repeat)
         text = json.dumps(figures, indent=1)
