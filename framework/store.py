@@ -77,7 +77,7 @@ from lakesieve.index_log import (
     safe_data_path,
 )
 from lakesieve.ipc_files import read_index_file
-from lakesieve.log_swap import DAMAGED_PREFIX, LOG_DIR, settle
+from lakesieve.log_swap import DAMAGED_PREFIX, LOG_DIR
 from lakesieve.model import BuiltIndex
 from lakesieve.store_errors import replace_file, write_error, write_new_file
 from lakesieve.store_lock import store_lock
@@ -106,21 +106,17 @@ class IndexStore(StoreRoot):
     def versions(self) -> list[int]:
         """The commit numbers present in the log folder, ascending.
 
-        A ``_log`` missing because a kill interrupted a repair's log swap is
-        put in place first (:func:`lakesieve.log_swap.settle`).
+        The folder is listed by :meth:`~lakesieve.store_paths.StoreRoot.log_names`,
+        which first puts in place a ``_log`` that a repair's log swap left
+        missing (or moved aside while it was being listed).
 
         Raises:
             IndexCorruptError: ``_log`` is missing beside repair leftovers that
                 cannot be settled here: not an empty store (repair fixes it).
         """
-        if not self.log_dir.is_dir():
-            if self.log_dir == self.root / LOG_DIR:
-                settle(self.root, self.log_dir)
-            if not self.log_dir.is_dir():
-                return []
         out = []
-        for entry in os.scandir(self.log_dir):
-            stem, dot, ext = entry.name.partition(".")
+        for name in self.log_names():
+            stem, dot, ext = name.partition(".")
             if dot and ext == "json" and stem.isdigit() and len(stem) == _VERSION_DIGITS:
                 out.append(int(stem))
         return sorted(out)

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lakesieve.errors import IndexCorruptError, IndexNotFoundError
 from lakesieve.index_log import DATA_DIR, check_name
-from lakesieve.log_swap import LOG_DIR
+from lakesieve.log_swap import LOG_DIR, settle
 from lakesieve.store_lock import LOCK_FILE, store_lock
 
 
@@ -60,6 +60,32 @@ class StoreRoot:
                     f"index path {current} is a symbolic link; lakesieve never follows links in {self.root}"
                 )
         return path
+
+    def log_names(self) -> list[str]:
+        """The names in the log folder (``[]`` when there is no log).
+
+        A ``_log`` missing because a repair's log swap was interrupted is put
+        in place first (:func:`lakesieve.log_swap.settle`), and so is one a
+        running repair moves aside between that check and the listing (the
+        listing is then tried again): a reader never fails on a swap.
+
+        Raises:
+            IndexCorruptError: ``_log`` is missing beside repair leftovers that
+                cannot be settled here: not an empty store (repair fixes it);
+                or it vanished each time it was listed.
+        """
+        for _ in range(3):
+            if not self.log_dir.is_dir():
+                if self.log_dir == self.root / LOG_DIR:
+                    settle(self.root, self.log_dir)
+                if not self.log_dir.is_dir():
+                    return []
+            try:
+                with os.scandir(self.log_dir) as entries:
+                    return [entry.name for entry in entries]
+            except FileNotFoundError:  # moved aside after the check: settle and list again
+                continue
+        raise IndexCorruptError(f"the index log {self.log_dir} vanished each time it was listed")
 
     def check_layout(self) -> None:
         """Refuse a root whose ``_log`` or ``data`` folder is a symbolic link.

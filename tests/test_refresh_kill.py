@@ -1,14 +1,18 @@
 """Kill tests: ``index refresh`` and ``index compact`` killed by SIGKILL at random points.
 
 Each run works on a fresh copy of one table. A first, unkilled run measures
-how long the command takes; later runs are killed at random moments within
-that span (most of them late, where files are written and the log
-committed). After every kill the index must still be readable and correct,
-a rerun must finish the job, and vacuum must clear what the killed run left.
+how long the command holds the store's writers' lock (its work: Spark's
+start, the reads, the files, the commits); later runs are killed at random
+moments within that span (most of them late, where files are written and
+the log committed), and each kill must land inside the work: the killed
+process still holds the lock the moment before, and dies of the signal.
+After every kill the index must still be readable and correct, a rerun must
+finish the job, and vacuum must clear what the killed run left.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import random
 import shutil
@@ -47,6 +51,35 @@ def _env() -> dict[str, str]:
     return child_spark_env(env)
 
 
+def _at_work(root: Path) -> bool:
+    """Whether another process holds the writers' lock of the index root ``root`` (a refresh or compact at work)."""
+    try:
+        fd = os.open(root / "_lock", os.O_RDWR)
+    except FileNotFoundError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)  # our own lock, when we got it, goes with the file
+    return False
+
+
+def _start(args: list[str], root: Path, log: Path) -> tuple[subprocess.Popen[bytes], float]:
+    """Start ``args`` (stderr to ``log``); once it holds the lock of ``root``, return it and when it took it."""
+    started = time.perf_counter()
+    with log.open("wb") as err:
+        proc = subprocess.Popen(args, env=_env(), stdout=subprocess.DEVNULL, stderr=err)
+    while not _at_work(root):
+        assert proc.poll() is None, (
+            f"{args} ended before it took the store's lock: {log.read_text()}"
+        )
+        assert time.perf_counter() - started < 300, f"{args} never took the store's lock"
+        time.sleep(0.02)
+    return proc, time.perf_counter()
+
+
 def _check(spark: Any, table: Table) -> None:
     by_loc = rows_by_location(table)
     for where in QUERIES:
@@ -81,9 +114,12 @@ def _copy(source: Path, dest: Path) -> Path:
 def test_killed_at_random_points(spark: Any, source: Path, tmp_path: Path, command: str) -> None:
     rng = random.Random(f"kill-{command}")
     probe = _copy(source, tmp_path / "probe")
-    started = time.perf_counter()
-    subprocess.run(_cli("index", command, str(probe)), env=_env(), check=True, capture_output=True)
-    span = time.perf_counter() - started
+    log = tmp_path / "stderr.txt"
+    proc, locked = _start(_cli("index", command, str(probe)), probe / ".lakesieve", log)
+    while _at_work(probe / ".lakesieve"):
+        time.sleep(0.02)
+    span = time.perf_counter() - locked  # how long the command holds the lock: its work
+    assert proc.wait() == 0, log.read_text()
     completed = open_table(probe)
     latest = completed.timeline()[-1].id
     expected_heads = {d.name: (d.latest().instant, d.latest().kind) for d in completed.indexes()}
@@ -95,15 +131,19 @@ def test_killed_at_random_points(spark: Any, source: Path, tmp_path: Path, comma
     for i in range(KILLS):
         copy = _copy(source, tmp_path / f"run{i}")
         before = {d.name: d.latest().state_id for d in open_table(copy).indexes()}
-        proc = subprocess.Popen(
-            _cli("index", command, str(copy)),
-            env=_env(),
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        time.sleep(span * rng.uniform(0.35, 1.0))
-        proc.send_signal(signal.SIGKILL)
-        proc.wait()
+        for attempt in range(3):  # a run faster than the probe may finish first: run it again
+            if attempt:
+                copy = _copy(source, copy)
+            proc, locked = _start(_cli("index", command, str(copy)), copy / ".lakesieve", log)
+            time.sleep(max(0.0, locked + span * rng.uniform(0.35, 0.95) - time.perf_counter()))
+            inside = _at_work(copy / ".lakesieve")
+            proc.send_signal(signal.SIGKILL)
+            proc.wait()
+            if inside:
+                break
+        # the kill landed inside the work: the lock was held just before, and the signal killed it
+        assert inside, f"kill {i}: {command} finished before every kill"
+        assert proc.returncode == -signal.SIGKILL
 
         table = open_table(copy)
         for definition in table.indexes():  # the previous state or the new one, never half of one
