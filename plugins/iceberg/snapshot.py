@@ -270,3 +270,13 @@ def parse_delete_entry(text: str) -> tuple[str, str, str]:
     head, _, path = text.partition("|")
     kind, _, fmt = head.partition("-")
     return kind, fmt, path
+
+
+def data_path(unit: ReadUnit) -> str:
+    """The data file path of a unit as the metadata writes it."""
+    return unit.extra.get("file_path") or unit.base_file or unit.location
+
+
+def read_path(unit: ReadUnit) -> str:
+    """The path to open for a unit's data file."""
+    return unit.extra.get("read_path") or data_path(unit)

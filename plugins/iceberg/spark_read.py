@@ -45,6 +45,7 @@ from lakesieve.model import LOCATION_COLUMN, ReadUnit, TableRef
 from lakesieve.plugins.iceberg import catalog, columns, schema, timeline
 from lakesieve.plugins.iceberg.deletes import FILE_PATH, POS, position_delete_paths
 from lakesieve.plugins.iceberg.errors import IcebergFeatureError
+from lakesieve.plugins.iceberg.snapshot import data_path, read_path
 from lakesieve.session import default_parallelism
 
 if TYPE_CHECKING:
@@ -59,16 +60,6 @@ FILE_PATH_COLUMN = "__lakesieve_file_path"
 
 #: Prefix of the broadcast columns carrying identity partition values.
 CONSTANT_PREFIX = "__lakesieve_const_"
-
-
-def data_path(unit: ReadUnit) -> str:
-    """The data file path of a unit as the metadata writes it."""
-    return unit.extra.get("file_path") or unit.base_file or unit.location
-
-
-def read_path(unit: ReadUnit) -> str:
-    """The path to open for a unit's data file."""
-    return unit.extra.get("read_path") or data_path(unit)
 
 
 def constants_frame_columns(

@@ -25,7 +25,7 @@ from lakesieve.model import ReadUnit, TableRef
 from lakesieve.plugins.iceberg import catalog, columns, schema, timeline
 from lakesieve.plugins.iceberg.deletes import deleted_positions, position_delete_paths
 from lakesieve.plugins.iceberg.errors import IcebergFeatureError
-from lakesieve.plugins.iceberg.spark_read import data_path, read_path
+from lakesieve.plugins.iceberg.snapshot import data_path, read_path
 
 #: Rows per batch.
 BATCH_ROWS = 65_536

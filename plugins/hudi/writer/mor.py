@@ -21,7 +21,7 @@ updates, the rest inserts, and deletes count only keys found. So ``numInserts
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -35,10 +35,19 @@ from lakesieve.plugins.hudi.writer.log_block import (
 )
 from lakesieve.plugins.hudi.writer.schema import META_COLUMNS
 from lakesieve.plugins.hudi.writer.storage import TableStorage
+from lakesieve.plugins.hudi.writer.task_plan import TaskPlan, dedupe
 from lakesieve.plugins.hudi.writer.timeline import Slice, marker_path
 
-if TYPE_CHECKING:
-    from lakesieve.plugins.hudi.writer.task import FileGroupWriter
+
+class RowWriter(Protocol):
+    """What :func:`append_to_slice` needs of the task's writer (``FileGroupWriter``)."""
+
+    plan: TaskPlan
+
+    def new_rows(self, group: pa.Table, file_name: str, task_id: int, seq: int) -> pa.Table:
+        """``group``'s rows in the base file schema, with their meta columns filled in."""
+        ...
+
 
 RECORD_KEY, PARTITION_PATH, FILE_NAME = META_COLUMNS[2], META_COLUMNS[3], META_COLUMNS[4]
 
@@ -71,7 +80,7 @@ def next_log_version(current: Slice) -> int:
 
 
 def append_to_slice(
-    writer: FileGroupWriter,
+    writer: RowWriter,
     current: Slice,
     group: pa.Table,
     task_id: int,
@@ -79,7 +88,6 @@ def append_to_slice(
     seq: int,
 ) -> tuple[dict[str, object] | None, int]:
     """Append one log file with this commit's rows (or deletes) to an existing file group."""
-    from lakesieve.plugins.hudi.writer.task import dedupe
 
     plan = writer.plan
     storage = plan.storage
