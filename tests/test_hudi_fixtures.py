@@ -22,6 +22,7 @@ from lakesieve.model import LOCATION_COLUMN, ReadUnit, TableRef
 from lakesieve.plugins.hudi import plugin as hudi_plugin
 
 from tests.conftest import SHARED_FIXTURES, fixture_zips, unzip_fixture
+from tests.tables import hudi_location
 
 ZIPS = fixture_zips()
 NEEDS_FIXTURES = pytest.mark.skipif(not ZIPS, reason=f"no Hudi fixture zips in {SHARED_FIXTURES}")
@@ -91,12 +92,15 @@ def _unit_rows(ref: TableRef, unit: ReadUnit, instant: str | None) -> pa.Table |
 
 
 def _rows_by_location(ref: TableRef, instant: str | None) -> dict[str, list[str]]:
-    snapshot = _fmt(ref).snapshot(instant=instant)
-    assert snapshot is not None
+    """Every file group's rows (meta columns included) as hudi-rs reads its file slice at ``instant``."""
+    table = HudiTableBuilder.from_base_uri(ref.path).build()
+    options = HudiReadOptions().with_as_of_timestamp(instant) if instant else HudiReadOptions()
+    reader = table.create_file_group_reader_with_options(options)
     out: dict[str, list[str]] = {}
-    for unit in snapshot.units:
-        rows = _unit_rows(ref, unit, instant)
-        out[unit.location] = _sorted_rows(rows) if rows is not None else []
+    for file_slice in table.get_file_slices(options):
+        batch = reader.read_file_slice(file_slice, options)
+        location = hudi_location(file_slice.partition_path, file_slice.file_id)
+        out[location] = _sorted_rows(pa.Table.from_batches([batch])) if batch.num_rows else []
     return out
 
 

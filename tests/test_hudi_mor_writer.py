@@ -61,18 +61,17 @@ def lakesieve_rows(spark: Any, path: str | Path, as_of: str | None) -> list[tupl
 
 
 def rows_by_location(path: str | Path, as_of: str) -> dict[str, set[tuple[Any, ...]]]:
-    """Every location's rows as of an instant (read unit by unit, no Spark)."""
-    table = lakesieve.open(str(path))
+    """Every file group's rows as of an instant, as hudi-rs reads its file slice (no lakesieve)."""
+    from hudi import HudiReadOptions, HudiTableBuilder
+
+    table = HudiTableBuilder.from_base_uri(str(path)).build()
+    options = HudiReadOptions().with_as_of_timestamp(as_of)
+    reader = table.create_file_group_reader_with_options(options)
     out: dict[str, set[tuple[Any, ...]]] = {}
-    for unit in table.snapshot(as_of).units:
-        batches = list(
-            registry.table_format(table.ref).read_unit(
-                unit=unit,
-                instant=as_of,
-                columns=list(DATA),
-            )
-        )
-        out[unit.location] = {tuple(r[c] for c in DATA) for b in batches for r in b.to_pylist()}
+    for file_slice in table.get_file_slices(options):
+        batch = reader.read_file_slice(file_slice, options)
+        location = location_of(file_slice.partition_path, file_slice.file_id)
+        out[location] = {tuple(r[c] for c in DATA) for r in batch.to_pylist()}
     return out
 
 
