@@ -1,7 +1,8 @@
 """The contract every lakesieve format plugin must keep, as a pytest test kit.
 
 A format plugin (built-in or third-party) runs the kit by subclassing
-:class:`FormatContract` in its own tests and saying how to make a table::
+:class:`FormatContract` in its own tests, saying how to make a table and how
+to read it *without lakesieve*::
 
     from lakesieve.testing.format_contract import FormatContract
 
@@ -11,22 +12,52 @@ A format plugin (built-in or third-party) runs the kit by subclassing
         plugin = my_package.plugin                        # optional: registered if not yet
 
         def create_table(self, spark, path, rows):
-            ...  # first commit: a new table at ``path`` holding ``rows``
+            ...  # first commit(s): a new table at ``path`` holding ``rows``
 
         def change_table(self, spark, path, step, rows):
-            ...  # later commit number ``step`` (0-based), as change_modes[step] says
+            ...  # later commit(s) number ``step`` (0-based), as change_modes[step] says
 
-Rows are plain dicts with three columns: ``id`` (bigint, unique), ``k``
-(bigint, repeating: ``id // 3``) and ``s`` (string). For an ``upsert`` step
-the rows carry existing ids with a new ``s``; for a ``delete`` step they are
-the rows to remove (only ``id`` matters). A format that only appends lists
-``("append", "append")``.
+        def reference_rows(self, path, instant):
+            ...  # the table's rows at ``instant`` as a pyarrow.Table, read by the
+                 # format's own library, each naming its location in a "location" column
+
+Rows are plain dicts with the columns of :data:`COLUMNS`: ``id`` (bigint,
+unique, never NULL), ``k`` (bigint, ``id // 3``), ``s`` (string), ``x``
+(double), ``d`` (date) and ``t`` (timestamp, zone-aware ``datetime`` in UTC).
+All but ``id`` are sometimes NULL, and ``x`` holds NaN, -0.0, 0.0 and
+infinities (:func:`~lakesieve.testing.format_data.contract_rows`). A format
+that cannot store ``x``, ``d`` or ``t`` names them in :attr:`omit_columns`;
+the kit then neither writes nor queries them. :data:`ARROW_SCHEMA` and
+:data:`SPARK_SCHEMA` give the types to write with. A writer under the
+author's control should write Parquet row groups of :data:`ROW_GROUP_ROWS`
+rows, so that each data file holds several and a reader that skips one fails.
+
+For an ``upsert`` step the rows carry existing ids with a new ``s``; for a
+``delete`` step they are the rows to remove (only ``id`` matters). A format
+that only appends lists ``("append", "append")``. A step may make more than
+one commit; the kit follows the latest instant after each.
+
+**The reference reader.** :meth:`FormatContract.reference_rows` is the truth
+the kit holds the plugin to, so it must not go through lakesieve or the
+plugin: use the format's own library (hudi-rs through ``hudi``, delta-rs
+through ``deltalake``, pyiceberg), or for a format without one, a plain
+reader of its files (pyarrow). It returns the rows visible at the instant
+(the kit's columns; others are ignored) and should add a string column
+:data:`REFERENCE_LOCATION` naming, as the plugin names locations, the
+location each row lives in, taken from the format's own file listing
+(hudi-rs file slices, delta-rs add actions, pyiceberg's planned scan tasks).
+Without that column the kit checks rows as a whole and takes locations from
+``read_unit``. The kit first checks the reference against the rows its
+commits left, so a wrong reference reader fails on its own test.
 
 The kit builds one table per test class (``create_table`` then one
 ``change_table`` per entry of ``change_modes``), builds a ``sieve`` index on
 ``k`` at the second instant and on ``k`` and ``s`` at the latest, and then
-checks:
+checks (rows always compared as multisets, NaN equal to NaN and -0.0 apart
+from 0.0):
 
+* ``test_reference_reader``: the reference rows at every instant are the
+  rows the commits left, and name only locations of the snapshot.
 * ``test_identify``: :func:`lakesieve.registry.identify_format` names the
   format, an empty folder is claimed by nobody (yet opens as the format when
   ``options["format"]`` names it), and a table that a second
@@ -35,25 +66,25 @@ checks:
 * ``test_timeline``: one completed instant per commit at least, unique ids
   and strictly increasing ``sort_key``.
 * ``test_snapshot``: every instant's snapshot names that instant, has units
-  with unique string locations, and the rows read unit by unit are the rows
-  the commits left (the truth the kit keeps on the side).
+  with unique string locations, and the rows read unit by unit
+  (``TableFormat.read_unit``) are the reference rows, location by location.
 * ``test_changes_cover_differences``: for consecutive instants, every
-  location whose rows differ (read with ``TableFormat.read_unit``) is
-  in ``changes(a, b).touched``; ``changes(None, first)`` covers every first
-  location.
-* ``test_spark_read_equals_unit_reads``: ``TableFormat.read`` with
-  locations equals the union of the unit reads, for all units and for a
+  location whose reference rows differ is in ``changes(a, b).touched``;
+  ``changes(None, first)`` covers every first location.
+* ``test_spark_read_equals_reference``: ``TableFormat.read`` with locations
+  returns the reference rows of those locations, for all units and for a
   subset; with no units it returns an empty frame with the table's columns.
 * ``test_read_of_some_columns``: ``TableFormat.read`` asked for some
   columns (``columns=``, an optional parameter) returns exactly those, in
-  order, with the unit reads' values.
+  order, with the reference's values.
 * ``test_pruned_read_equals_full_read``: for random predicates (hypothesis)
-  at random instants, the planned locations include every location holding
-  a matching row, and ``read`` (Spark) and ``read_arrow`` (driver, Arrow)
-  both return exactly the rows of ``full_read``.
+  at random instants, Spark SQL evaluates the predicate over the reference
+  rows; the planned locations include every location holding a match, and
+  the pruned read (Spark), the full read and ``read_arrow`` (driver, Arrow)
+  each return exactly the matching rows.
 * ``test_time_travel_uses_older_index_state``: ``explain(as_of=old)`` uses
   the index state built at ``old`` (not stale) and the read at ``old``
-  equals the full read there.
+  returns the reference's matching rows.
 
 Spark comes from the project's session-scoped ``spark`` fixture when there is
 one, else :func:`lakesieve.session.get_spark` (``local[2]``). Hypothesis runs
@@ -63,7 +94,8 @@ one, else :func:`lakesieve.session.get_spark` (``local[2]``). Hypothesis runs
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
@@ -71,69 +103,47 @@ from typing import Any, ClassVar
 import lakesieve
 import pyarrow as pa
 import pytest
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 from lakesieve import registry
 from lakesieve.contracts import TableFormat
 from lakesieve.errors import AmbiguousFormatError, TableNotFoundError
-from lakesieve.expressions import bind, to_arrow
 from lakesieve.hookspecs import hookimpl
 from lakesieve.model import LOCATION_COLUMN, Instant, Snapshot
 from lakesieve.plugin_base import TableFormatBase
 from lakesieve.table import Table
+from lakesieve.testing.format_data import (
+    ADVERSARIAL_PREDICATES,
+    ARROW_SCHEMA,
+    COLUMNS,
+    OPTIONAL_COLUMNS,
+    ROW_GROUP_ROWS,
+    SPARK_SCHEMA,
+    Row,
+    arrow_rows,
+    canonical_table,
+    contract_rows,
+    difference,
+    predicates,
+    rows_by_location,
+    spark_rows,
+)
 from lakesieve.testing.pytest_plugin import kit_spark
 
-__all__ = ["COLUMNS", "ContractTable", "FormatContract", "contract_rows", "predicates"]
+__all__ = [
+    "ARROW_SCHEMA",
+    "COLUMNS",
+    "REFERENCE_LOCATION",
+    "ROW_GROUP_ROWS",
+    "SPARK_SCHEMA",
+    "ContractTable",
+    "FormatContract",
+    "contract_rows",
+    "predicates",
+]
 
-#: The columns of every contract table, in order.
-COLUMNS = ("id", "k", "s")
-
-#: One row as the kit compares them: ``(id, k, s)``.
-Row = tuple[int, int, str]
-
-_WORDS = ("amber", "birch", "cedar", "dune", "ember", "fjord")
-
-
-def contract_rows(ids: Sequence[int] | range, tag: str = "") -> list[dict[str, Any]]:
-    """Rows with a unique ``id``, a repeating ``k = id // 3`` and a string ``s``.
-
-    Args:
-        ids: the ids to make rows for.
-        tag: appended to ``s`` so an upsert visibly changes a row.
-    """
-    return [
-        {"id": i, "k": i // 3, "s": f"{_WORDS[(i // 5) % len(_WORDS)]}-{i // 40:02d}{tag}"}
-        for i in ids
-    ]
-
-
-@st.composite
-def predicates(draw: Any, max_id: int = 400) -> str:
-    """SQL predicates over ``id``, ``k`` and ``s``: comparisons, BETWEEN, IN, AND/OR/NOT."""
-
-    def literal(column: str) -> str:
-        if column == "s":
-            word = draw(st.sampled_from(_WORDS))
-            return f"'{word}-{draw(st.integers(0, max_id // 40)):02d}'"
-        top = max_id if column == "id" else max_id // 3
-        return str(draw(st.integers(-2, top + 2)))
-
-    def leaf() -> str:
-        column = draw(st.sampled_from(COLUMNS))
-        form = draw(st.sampled_from(["=", "<", ">=", "between", "in"]))
-        if form == "between":
-            low, high = literal(column), literal(column)
-            return f"{column} BETWEEN {low} AND {high}"
-        if form == "in":
-            return f"{column} IN ({', '.join(literal(column) for _ in range(draw(st.integers(1, 3))))})"
-        return f"{column} {form} {literal(column)}"
-
-    text = leaf()
-    for _ in range(draw(st.integers(0, 2))):
-        op = draw(st.sampled_from(["AND", "OR"]))
-        neg = "NOT " if draw(st.booleans()) else ""
-        text = f"({text}) {op} {neg}({leaf()})"
-    return text
+#: The column of :meth:`FormatContract.reference_rows` naming each row's location.
+REFERENCE_LOCATION = "location"
 
 
 @dataclass
@@ -143,22 +153,23 @@ class ContractTable:
     Attributes:
         path: the table root.
         table: the opened table.
-        instants: the latest instant after each commit, oldest first.
-        expected: the rows the commits left, per instant id.
+        instants: the latest instant after each commit step, oldest first.
+        expected: the rows the commits left, per instant id (canonical multisets).
         old: the older instant that has its own index state.
+        reference: the reference reader's rows per instant id, cast to the kit's types.
+        by_location: the unit reads per instant id and location, as Arrow tables.
+        frames: Spark DataFrames of the located rows per instant id (see
+            :meth:`FormatContract.located_table`).
     """
 
     path: Path
     table: Table
     instants: list[Instant]
-    expected: dict[str, set[Row]]
+    expected: dict[str, Counter[Row]]
     old: Instant
-    by_location: dict[str, dict[str, list[Row]]] = field(default_factory=dict)
-
-
-def _as_rows(tbl: pa.Table) -> list[Row]:
-    data = tbl.select(list(COLUMNS)).to_pylist()
-    return sorted((int(r["id"]), int(r["k"]), str(r["s"])) for r in data)
+    reference: dict[str, pa.Table] = field(default_factory=dict)
+    by_location: dict[str, dict[str, pa.Table]] = field(default_factory=dict)
+    frames: dict[str, Any] = field(default_factory=dict)
 
 
 class _ImpostorFormat(TableFormatBase):
@@ -185,17 +196,19 @@ def _impostor(name: str) -> object:
 
 
 class FormatContract:
-    """Subclass in a test module, set :attr:`format_name` and say how to write.
+    """Subclass in a test module, set :attr:`format_name`, say how to write and how to read.
 
     Attributes:
         format_name: the format the plugin provides.
-        change_modes: what ``change_table`` does at each later commit, one of
-            ``append``, ``upsert``, ``delete``; the kit makes one commit per entry.
+        change_modes: what ``change_table`` does at each later commit step, one of
+            ``append``, ``upsert``, ``delete``.
         plugin: a plugin module or object registered with lakesieve's plugin
             manager for the class's tests (and unregistered after), for a plugin
             that is not installed with an entry point.
         plugin_name: the name :attr:`plugin` is registered under
             (default ``contract-<format_name>``).
+        omit_columns: columns of :data:`~lakesieve.testing.format_data.OPTIONAL_COLUMNS`
+            (``x``, ``d``, ``t``) the format cannot store; left out of the rows and predicates.
         index_type: the index type the pruning checks build.
         examples: hypothesis examples of the pruned-read check.
         initial_ids: the ids of the first commit.
@@ -205,6 +218,7 @@ class FormatContract:
     change_modes: ClassVar[tuple[str, ...]] = ("append", "upsert", "delete")
     plugin: ClassVar[object | None] = None
     plugin_name: ClassVar[str | None] = None
+    omit_columns: ClassVar[tuple[str, ...]] = ()
     index_type: ClassVar[str] = "sieve"
     examples: ClassVar[int] = 6
     initial_ids: ClassVar[range] = range(0, 240)
@@ -212,23 +226,64 @@ class FormatContract:
     # ----------------------------------------------------------- to implement
 
     def create_table(self, spark: Any, path: Path, rows: list[dict[str, Any]]) -> None:
-        """Create a new table at ``path`` holding ``rows`` (the first commit)."""
+        """Create a new table at ``path`` holding ``rows`` (the first commit or commits)."""
         raise NotImplementedError(f"{type(self).__name__} must implement create_table")
 
     def change_table(self, spark: Any, path: Path, step: int, rows: list[dict[str, Any]]) -> None:
-        """Make commit ``step`` (0-based): ``change_modes[step]`` applied with ``rows``."""
+        """Make commit step ``step`` (0-based): ``change_modes[step]`` applied with ``rows``."""
         raise NotImplementedError(f"{type(self).__name__} must implement change_table")
 
+    def reference_rows(self, path: Path, instant: Instant) -> pa.Table:
+        """The table's rows at ``instant``, read by the format's own library, not by lakesieve.
+
+        Args:
+            path: the table root.
+            instant: an instant of the table's timeline, as the plugin gives it
+                (``instant.id`` is the plugin's instant id).
+
+        Returns:
+            A ``pyarrow.Table`` with at least the kit's columns (:attr:`columns`;
+            any types Arrow casts to the kit's, other columns ignored), one row
+            per visible table row, and preferably a string column
+            :data:`REFERENCE_LOCATION` naming each row's location exactly as the
+            plugin's read units name it, taken from the format's own listing of
+            its files.
+        """
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement reference_rows: the table's rows read with "
+            "the format's own library (see lakesieve.testing.format_contract)"
+        )
+
     def step_rows(self, step: int, mode: str) -> list[dict[str, Any]]:
-        """The rows of later commit ``step``; override for other shapes of change."""
+        """The rows of later commit step ``step``; override for other shapes of change."""
         top = self.initial_ids.stop
         if mode == "append":
-            return contract_rows(range(top + 60 * step, top + 60 * step + 60))
+            return self.make_rows(range(top + 60 * step, top + 60 * step + 60))
         if mode == "upsert":
-            return contract_rows(range(step, top, 7), tag=f"-u{step}")
+            return self.make_rows(range(step, top, 7), tag=f"-u{step}")
         if mode == "delete":
-            return contract_rows(range(10 + step, top, 11))
+            return self.make_rows(range(10 + step, top, 11))
         raise ValueError(f"the format contract kit has no rows for change mode {mode!r}")
+
+    # ----------------------------------------------------------- data
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """The columns this class's tables hold: :data:`COLUMNS` less :attr:`omit_columns`."""
+        unknown = set(self.omit_columns) - set(OPTIONAL_COLUMNS)
+        if unknown:
+            raise TypeError(f"omit_columns may name only {OPTIONAL_COLUMNS}, not {sorted(unknown)}")
+        return tuple(c for c in COLUMNS if c not in self.omit_columns)
+
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        """The Arrow schema of :attr:`columns`."""
+        return pa.schema([ARROW_SCHEMA.field(c) for c in self.columns])
+
+    def make_rows(self, ids: range | list[int], tag: str = "") -> list[dict[str, Any]]:
+        """:func:`~lakesieve.testing.format_data.contract_rows` with only :attr:`columns`."""
+        keep = self.columns
+        return [{c: row[c] for c in keep} for row in contract_rows(ids, tag)]
 
     # ----------------------------------------------------------- fixtures
 
@@ -255,17 +310,17 @@ class FormatContract:
     def contract_table(
         cls, contract_spark: Any, contract_plugin: None, tmp_path_factory: pytest.TempPathFactory
     ) -> ContractTable:
-        """One table per class: a first commit, then one commit per change mode."""
+        """One table per class: a first commit, then one commit step per change mode."""
         self = cls()
         if not self.format_name:
             raise TypeError(f"{type(self).__name__} must set format_name")
         path = tmp_path_factory.mktemp(f"contract-{self.format_name}") / "table"
-        first = contract_rows(self.initial_ids)
+        first = self.make_rows(self.initial_ids)
         self.create_table(contract_spark, path, first)
-        truth: dict[int, Row] = {r["id"]: (r["id"], r["k"], r["s"]) for r in first}
+        truth: dict[int, dict[str, Any]] = {r["id"]: r for r in first}
         table = lakesieve.open(path)
         instants = [table.timeline()[-1]]
-        expected = {instants[0].id: set(truth.values())}
+        expected = {instants[0].id: self.rows_of(truth.values())}
         for step, mode in enumerate(self.change_modes):
             rows = self.step_rows(step, mode)
             if step == 1:  # an older index state, built before the later commits
@@ -275,9 +330,9 @@ class FormatContract:
                 if mode == "delete":
                     truth.pop(r["id"], None)
                 else:
-                    truth[r["id"]] = (r["id"], r["k"], r["s"])
+                    truth[r["id"]] = r
             instants.append(table.timeline()[-1])
-            expected[instants[-1].id] = set(truth.values())
+            expected[instants[-1].id] = self.rows_of(truth.values())
         old = instants[1] if len(instants) > 2 else instants[0]
         if len(instants) <= 2:
             table.build_index("k", type=self.index_type, spark=contract_spark, as_of=old.id)
@@ -287,6 +342,10 @@ class FormatContract:
 
     # ----------------------------------------------------------- helpers
 
+    def rows_of(self, rows: Any) -> Counter[Row]:
+        """Canonical rows of dicts as :meth:`make_rows` makes them."""
+        return arrow_rows(pa.Table.from_pylist(list(rows), self.arrow_schema), self.columns)
+
     def format_of(self, ct: ContractTable) -> TableFormat:
         """The plugin's object for the contract table, as :func:`lakesieve.registry.open_format` gives it."""
         fmt = registry.open_format(str(ct.path))
@@ -294,28 +353,112 @@ class FormatContract:
         assert fmt.name == self.format_name
         return fmt
 
-    def unit_rows(self, ct: ContractTable, instant: Instant) -> dict[str, list[Row]]:
-        """Every location's rows at ``instant``, read with ``TableFormat.read_unit``."""
+    def reference_of(self, ct: ContractTable, instant: Instant) -> pa.Table:
+        """:meth:`reference_rows` at ``instant``, cast to the kit's types (cached)."""
+        if instant.id not in ct.reference:
+            got = self.reference_rows(ct.path, instant)
+            assert isinstance(got, pa.Table), (
+                f"reference_rows must return a pyarrow.Table, not {type(got).__name__}"
+            )
+            extra = (REFERENCE_LOCATION,) if REFERENCE_LOCATION in got.column_names else ()
+            ct.reference[instant.id] = canonical_table(got, self.columns, extra)
+        return ct.reference[instant.id]
+
+    def has_reference_locations(self, ct: ContractTable) -> bool:
+        """Whether the reference reader names each row's location."""
+        return REFERENCE_LOCATION in self.reference_of(ct, ct.instants[0]).column_names
+
+    def unit_tables(self, ct: ContractTable, instant: Instant) -> dict[str, pa.Table]:
+        """Every location's rows at ``instant``, read with ``TableFormat.read_unit`` (cached)."""
         if instant.id in ct.by_location:
             return ct.by_location[instant.id]
         snapshot: Snapshot = ct.table.snapshot(instant.id)
-        out: dict[str, list[Row]] = {}
+        fmt = self.format_of(ct)
+        out: dict[str, pa.Table] = {}
         for unit in snapshot.units:
-            batches = list(self.format_of(ct).read_unit(unit, instant.id, None))
-            out[unit.location] = _as_rows(pa.Table.from_batches(batches)) if batches else []
+            batches = list(fmt.read_unit(unit, instant.id, None))
+            read = pa.Table.from_batches(batches) if batches else self.arrow_schema.empty_table()
+            out[unit.location] = canonical_table(read, self.columns)
         ct.by_location[instant.id] = out
         return out
 
-    def spark_rows(
+    def unit_rows(self, ct: ContractTable, instant: Instant) -> dict[str, Counter[Row]]:
+        """Every location's canonical rows at ``instant``, as ``read_unit`` gives them."""
+        return {
+            loc: arrow_rows(t, self.columns) for loc, t in self.unit_tables(ct, instant).items()
+        }
+
+    def located_table(self, ct: ContractTable, instant: Instant) -> pa.Table:
+        """The rows at ``instant`` with a :data:`REFERENCE_LOCATION` column.
+
+        The reference's when it names locations, else the unit reads' (whose
+        rows :meth:`test_snapshot` holds to the reference).
+        """
+        reference = self.reference_of(ct, instant)
+        if REFERENCE_LOCATION in reference.column_names:
+            return reference
+        parts = [
+            t.append_column(REFERENCE_LOCATION, pa.array([loc] * t.num_rows, pa.string()))
+            for loc, t in self.unit_tables(ct, instant).items()
+        ]
+        schema = self.arrow_schema.append(pa.field(REFERENCE_LOCATION, pa.string()))
+        return pa.concat_tables(parts) if parts else schema.empty_table()
+
+    def truth_by_location(self, ct: ContractTable, instant: Instant) -> dict[str, Counter[Row]]:
+        """Canonical rows per location at ``instant``, from :meth:`located_table`."""
+        rows = arrow_rows(self.located_table(ct, instant), self.columns, (REFERENCE_LOCATION,))
+        return rows_by_location(rows)
+
+    def truth_frame(self, ct: ContractTable, spark: Any, instant: Instant) -> Any:
+        """A Spark DataFrame of :meth:`located_table` (the oracle's input; cached)."""
+        if instant.id not in ct.frames:
+            ct.frames[instant.id] = spark.createDataFrame(self.located_table(ct, instant))
+        return ct.frames[instant.id]
+
+    def matching(
+        self, ct: ContractTable, spark: Any, instant: Instant, where: str
+    ) -> tuple[Counter[Row], set[str]]:
+        """The rows Spark SQL says match ``where`` at ``instant``, and the locations holding them."""
+        located = spark_rows(
+            self.truth_frame(ct, spark, instant).where(where), self.columns, (REFERENCE_LOCATION,)
+        )
+        rows: Counter[Row] = Counter()
+        for row, n in located.items():
+            rows[row[:-1]] += n
+        if not self.has_reference_locations(ct):
+            # the rows come from the reference itself; the locations above from read_unit
+            frame = spark.createDataFrame(self.reference_of(ct, instant))
+            rows = spark_rows(frame.where(where), self.columns)
+        return rows, {str(row[-1]) for row in located}
+
+    def read_rows(
         self, ct: ContractTable, spark: Any, instant: Instant, locations: set[str] | None
-    ) -> list[tuple[Any, ...]]:
-        """Rows ``(location, id, k, s)`` read with ``TableFormat.read``."""
+    ) -> Counter[Row]:
+        """Canonical rows and location read with ``TableFormat.read``."""
         snapshot = ct.table.snapshot(instant.id)
         units = snapshot.units if locations is None else snapshot.units_for(locations)
         frame = self.format_of(ct).read(spark, units, instant.id, True)
-        return sorted(tuple(r) for r in frame.select(LOCATION_COLUMN, *COLUMNS).collect())
+        return spark_rows(frame, self.columns, (LOCATION_COLUMN,))
 
     # ----------------------------------------------------------- the contract
+
+    def test_reference_reader(self, contract_table: ContractTable) -> None:
+        """The reference reader gives the rows the commits left, in the snapshot's locations."""
+        ct = contract_table
+        for inst in ct.instants:
+            reference = self.reference_of(ct, inst)
+            got = arrow_rows(reference, self.columns)
+            assert got == ct.expected[inst.id], (
+                f"reference_rows at {inst.id} is not what the commits left "
+                f"(fix the reference reader first): {difference(got, ct.expected[inst.id])}"
+            )
+            if REFERENCE_LOCATION in reference.column_names:
+                named = set(reference.column(REFERENCE_LOCATION).to_pylist())
+                units = {u.location for u in ct.table.snapshot(inst.id).units}
+                assert named <= units, (
+                    f"the reference names locations the snapshot at {inst.id} lacks: "
+                    f"{sorted(map(str, named - units))[:5]} (snapshot: {sorted(units)[:5]})"
+                )
 
     def test_identify(self, contract_table: ContractTable, tmp_path: Path) -> None:
         """The plugin claims its table, leaves other folders alone, and ties are refused."""
@@ -353,30 +496,41 @@ class FormatContract:
         )
 
     def test_snapshot(self, contract_table: ContractTable) -> None:
-        """Units with unique locations, holding exactly the rows the commits left."""
-        for inst in contract_table.instants:
-            snap = contract_table.table.snapshot(inst.id)
+        """Units with unique locations whose ``read_unit`` rows are the reference's rows."""
+        ct = contract_table
+        for inst in ct.instants:
+            snap = ct.table.snapshot(inst.id)
             assert snap.instant is not None and snap.instant.id == inst.id
             locations = [u.location for u in snap.units]
             assert locations, f"no units at instant {inst.id}"
             assert all(isinstance(loc, str) and loc for loc in locations)
             assert len(set(locations)) == len(locations), f"repeated locations at {inst.id}"
-            by_loc = self.unit_rows(contract_table, inst)
-            got = [row for rows in by_loc.values() for row in rows]
-            assert len(got) == len(set(got)), f"a row is in two units at {inst.id}"
-            assert set(got) == contract_table.expected[inst.id], (
-                f"unit rows at {inst.id} are not the table's rows"
+            by_loc = self.unit_rows(ct, inst)
+            got: Counter[Row] = sum(by_loc.values(), Counter())
+            want = arrow_rows(self.reference_of(ct, inst), self.columns)
+            assert got == want, (
+                f"read_unit rows at {inst.id} are not the reference's: {difference(got, want)}"
             )
+            if self.has_reference_locations(ct):
+                truth = self.truth_by_location(ct, inst)
+                for loc in sorted(set(by_loc) | set(truth)):
+                    have, should = by_loc.get(loc, Counter()), truth.get(loc, Counter())
+                    assert have == should, (
+                        f"read_unit of {loc} at {inst.id} is not the reference's rows there: "
+                        f"{difference(have, should)}"
+                    )
 
     def test_changes_cover_differences(self, contract_table: ContractTable) -> None:
-        """Every location whose rows differ between consecutive instants is reported."""
-        fmt = self.format_of(contract_table)
-        first = contract_table.instants[0]
+        """Every location whose reference rows differ between consecutive instants is reported."""
+        ct = contract_table
+        fmt = self.format_of(ct)
+        first = ct.instants[0]
         changes = fmt.changes(None, first.id)
-        missing = set(self.unit_rows(contract_table, first)) - changes.touched
+        present = set(self.truth_by_location(ct, first)) | set(self.unit_rows(ct, first))
+        missing = present - changes.touched
         assert not missing, f"changes(None, {first.id}) miss {sorted(missing)}"
-        for a, b in zip(contract_table.instants, contract_table.instants[1:], strict=False):
-            before, after = self.unit_rows(contract_table, a), self.unit_rows(contract_table, b)
+        for a, b in zip(ct.instants, ct.instants[1:], strict=False):
+            before, after = self.truth_by_location(ct, a), self.truth_by_location(ct, b)
             differ = {loc for loc in set(before) | set(after) if before.get(loc) != after.get(loc)}
             changes = fmt.changes(a.id, b.id)
             missing = differ - changes.touched
@@ -384,40 +538,53 @@ class FormatContract:
                 f"changes({a.id}, {b.id}) miss locations whose rows differ: {sorted(missing)}"
             )
 
-    def test_spark_read_equals_unit_reads(
+    def test_spark_read_equals_reference(
         self, contract_table: ContractTable, contract_spark: Any
     ) -> None:
-        """The Spark read of some units is the union of their unit reads, locations included."""
-        for inst in contract_table.instants:
-            by_loc = self.unit_rows(contract_table, inst)
-            want = sorted((loc, *row) for loc, rows in by_loc.items() for row in rows)
-            assert self.spark_rows(contract_table, contract_spark, inst, None) == want, (
-                f"at {inst.id}"
-            )
-        last = contract_table.instants[-1]
-        by_loc = self.unit_rows(contract_table, last)
+        """The Spark read of some units is the reference's rows there, locations included."""
+        ct = contract_table
+        for inst in ct.instants:
+            want = arrow_rows(self.located_table(ct, inst), self.columns, (REFERENCE_LOCATION,))
+            got = self.read_rows(ct, contract_spark, inst, None)
+            assert got == want, f"read of every unit at {inst.id}: {difference(got, want)}"
+        last = ct.instants[-1]
+        by_loc = self.truth_by_location(ct, last)
         some = set(sorted(by_loc)[::2])
-        want = sorted((loc, *row) for loc, rows in by_loc.items() if loc in some for row in rows)
-        assert self.spark_rows(contract_table, contract_spark, last, some) == want, (
-            "subset of units"
+        want = Counter(
+            {
+                (*row, loc): n
+                for loc, rows in by_loc.items()
+                if loc in some
+                for row, n in rows.items()
+            }
         )
-        empty = self.format_of(contract_table).read(contract_spark, (), last.id, False)
-        assert set(COLUMNS) <= set(empty.columns) and empty.count() == 0
+        got = self.read_rows(ct, contract_spark, last, some)
+        assert got == want, f"read of the units {sorted(some)}: {difference(got, want)}"
+        empty = self.format_of(ct).read(contract_spark, (), last.id, False)
+        assert set(self.columns) <= set(empty.columns) and empty.count() == 0
 
     def test_read_of_some_columns(self, contract_table: ContractTable, contract_spark: Any) -> None:
-        """``read(columns=...)`` yields exactly those columns, in order, and the unit reads' values."""
+        """``read(columns=...)`` yields exactly those columns, in order, and the reference's values."""
         from lakesieve.format_read import read_columns, takes_columns
 
-        fmt = self.format_of(contract_table)
-        wanted = [COLUMNS[2], COLUMNS[0]]
-        for inst in contract_table.instants:
-            by_loc = self.unit_rows(contract_table, inst)
-            want = sorted((loc, row[2], row[0]) for loc, rows in by_loc.items() for row in rows)
-            units = contract_table.table.snapshot(inst.id).units
+        ct = contract_table
+        fmt = self.format_of(ct)
+        wanted = [c for c in ("s", "x", "id") if c in self.columns]
+        pick = [self.columns.index(c) for c in wanted]
+        for inst in ct.instants:
+            by_loc = self.truth_by_location(ct, inst)
+            want = Counter(
+                {
+                    (*(row[i] for i in pick), loc): n
+                    for loc, rows in by_loc.items()
+                    for row, n in rows.items()
+                }
+            )
+            units = ct.table.snapshot(inst.id).units
             frame = read_columns(fmt, contract_spark, units, inst.id, wanted)
             assert frame.columns == [*wanted, LOCATION_COLUMN]
-            got = sorted((r[2], r[0], r[1]) for r in frame.collect())
-            assert got == want, f"at {inst.id}"
+            got = spark_rows(frame, wanted, (LOCATION_COLUMN,))
+            assert got == want, f"at {inst.id}: {difference(got, want)}"
             if takes_columns(fmt):
                 direct = fmt.read(contract_spark, units, inst.id, True, columns=wanted)
                 assert direct.columns == [*wanted, LOCATION_COLUMN], "read(columns=...)"
@@ -427,60 +594,65 @@ class FormatContract:
     def test_pruned_read_equals_full_read(
         self, contract_table: ContractTable, contract_spark: Any
     ) -> None:
-        """Random predicates at random instants: pruning keeps every match, rows equal a full read."""
-        table = contract_table.table
-        examples = int(os.environ.get("LAKESIEVE_CONTRACT_EXAMPLES", self.examples))
-        top = max(r[0] for rows in contract_table.expected.values() for r in rows)
+        """Random predicates at random instants: Spark SQL over the reference rows is the truth.
 
-        @settings(
+        The predicates of
+        :data:`~lakesieve.testing.format_data.ADVERSARIAL_PREDICATES` run first. Pruning keeps every location the reference says holds a match, and the
+        pruned read, the full read and the driver-side Arrow read each return
+        exactly the matching rows.
+        """
+        ct = contract_table
+        table = ct.table
+        columns = list(self.columns)
+        examples = int(os.environ.get("LAKESIEVE_CONTRACT_EXAMPLES", self.examples))
+        top = max(row[0] for rows in ct.expected.values() for row in rows)
+
+        def check(where: str, pick: int) -> None:
+            inst = ct.instants[pick % len(ct.instants)]
+            want, holding = self.matching(ct, contract_spark, inst, where)
+            planned = {u.location for u in table.plan(where, inst.id).units}
+            assert holding <= planned, (
+                f"{where!r} at {inst.id}: pruned away {sorted(holding - planned)}, which hold "
+                "matching rows"
+            )
+            got = spark_rows(table.read(contract_spark, where, inst.id), columns)
+            assert got == want, (
+                f"{where!r} at {inst.id}: the pruned read is not the matching rows: "
+                f"{difference(got, want)}"
+            )
+            full = spark_rows(table.full_read(contract_spark, where, inst.id), columns)
+            assert full == want, (
+                f"{where!r} at {inst.id}: the full read is not the matching rows: "
+                f"{difference(full, want)}"
+            )
+            arrow = table.read_arrow(where, inst.id, columns=columns, refresh=False)
+            assert arrow.column_names == columns
+            got_arrow = arrow_rows(arrow, columns)
+            assert got_arrow == want, (
+                f"{where!r} at {inst.id}: the driver-side Arrow read is not the matching rows: "
+                f"{difference(got_arrow, want)}"
+            )
+
+        fixed = [w for w, needs in ADVERSARIAL_PREDICATES if set(needs) <= set(columns)]
+        for pick, where in enumerate(fixed):
+            check = example(where=where, pick=pick)(check)
+        run = settings(
             max_examples=examples,
             deadline=None,
             derandomize=True,
             phases=(Phase.explicit, Phase.reuse, Phase.generate),
             suppress_health_check=list(HealthCheck),
-        )
-        @given(where=predicates(max_id=top), pick=st.integers(0, 50))
-        def check(where: str, pick: int) -> None:
-            inst = contract_table.instants[pick % len(contract_table.instants)]
-            by_loc = self.unit_rows(contract_table, inst)
-            expr = to_arrow(bind(where, table.schema(inst.id)))
-            schema = pa.schema([("id", pa.int64()), ("k", pa.int64()), ("s", pa.string())])
-            truth = {
-                loc
-                for loc, rows in by_loc.items()
-                if rows
-                and pa.Table.from_pylist([dict(zip(COLUMNS, r, strict=True)) for r in rows], schema)
-                .filter(expr)
-                .num_rows
-            }
-            planned = {u.location for u in table.plan(where, inst.id).units}
-            assert truth <= planned, (
-                f"{where!r} at {inst.id}: pruned away {sorted(truth - planned)}"
-            )
-            got = sorted(
-                tuple(r)
-                for r in table.read(contract_spark, where, inst.id).select(*COLUMNS).collect()
-            )
-            full = sorted(
-                tuple(r)
-                for r in table.full_read(contract_spark, where, inst.id).select(*COLUMNS).collect()
-            )
-            assert got == full, f"{where!r} at {inst.id}: pruned read differs from the full read"
-            arrow = table.read_arrow(where, inst.id, columns=list(COLUMNS), refresh=False)
-            assert arrow.column_names == list(COLUMNS)
-            got_arrow = sorted(tuple(r.values()) for r in arrow.to_pylist())
-            assert got_arrow == full, (
-                f"{where!r} at {inst.id}: driver-side Arrow read differs from the full read"
-            )
-
-        check()
+        )(given(where=predicates(max_id=top, columns=self.columns), pick=st.integers(0, 50))(check))
+        run()
 
     def test_time_travel_uses_older_index_state(
         self, contract_table: ContractTable, contract_spark: Any
     ) -> None:
         """An older instant is planned with the index state built at that instant."""
-        table, old = contract_table.table, contract_table.old
-        key = sorted(contract_table.expected[old.id])[len(contract_table.expected[old.id]) // 2][1]
+        ct = contract_table
+        table, old = ct.table, ct.old
+        keys = sorted(row[1] for row in ct.expected[old.id] if row[1] is not None)
+        key = keys[len(keys) // 2]
         where = f"k = {key}"
         report = table.explain(where, as_of=old.id)
         assert report["table_instant"] == old.id
@@ -489,14 +661,11 @@ class FormatContract:
         assert all(e["instant"] == old.id and not e.get("stale") for e in used), (
             f"explain at {old.id} did not use the state built there: {used}"
         )
-        got = sorted(
-            tuple(r) for r in table.read(contract_spark, where, old.id).select(*COLUMNS).collect()
+        want, _ = self.matching(ct, contract_spark, old, where)
+        committed = Counter({r: n for r, n in ct.expected[old.id].items() if r[1] == key})
+        assert want == committed and want, (
+            f"{where} at {old.id}: the reference's matches are not the commits' rows: "
+            f"{difference(want, committed)}"
         )
-        full = sorted(
-            tuple(r)
-            for r in table.full_read(contract_spark, where, old.id).select(*COLUMNS).collect()
-        )
-        assert got == full and got, f"{where} at {old.id}"
-        assert {tuple(r) for r in got} == {
-            r for r in contract_table.expected[old.id] if r[1] == key
-        }
+        got = spark_rows(table.read(contract_spark, where, old.id), self.columns)
+        assert got == want, f"{where} at {old.id}: {difference(got, want)}"

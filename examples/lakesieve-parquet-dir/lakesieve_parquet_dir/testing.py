@@ -1,4 +1,10 @@
-"""Helpers that write ``parquetdir`` tables for tests (the format does not write)."""
+"""Helpers that write and read ``parquetdir`` tables for tests (the format does not write).
+
+:func:`reference_rows` is the example's reference reader for lakesieve's
+format contract kit: it reads a table's files with ``pyarrow.dataset`` (a
+plain folder of Parquet files has no library of its own), never through the
+plugin, and names the file each row comes from.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from lakesieve_parquet_dir import MARKER
@@ -14,12 +21,30 @@ from lakesieve_parquet_dir import MARKER
 #: Modification second of the first commit; commit ``n`` is ``n * 10`` seconds later.
 BASE_SECOND = 1_700_000_000
 
-SCHEMA = pa.schema([("id", pa.int64()), ("k", pa.int64()), ("s", pa.string())])
+#: The columns of lakesieve's format contract kit.
+SCHEMA = pa.schema(
+    [
+        pa.field("id", pa.int64(), nullable=False),
+        ("k", pa.int64()),
+        ("s", pa.string()),
+        ("x", pa.float64()),
+        ("d", pa.date32()),
+        ("t", pa.timestamp("us", tz="UTC")),
+    ]
+)
+
+#: Rows per Parquet row group: small, so that every file holds several.
+ROW_GROUP_ROWS = 16
+
+#: The column :func:`reference_rows` names each row's file in.
+LOCATION = "location"
 
 
 def _write(path: Path, name: str, rows: list[dict[str, Any]], commit: int) -> None:
     target = path / name
-    pq.write_table(pa.Table.from_pylist(rows, SCHEMA), target)
+    columns = set(rows[0]) if rows else set(SCHEMA.names)
+    schema = pa.schema([f for f in SCHEMA if f.name in columns])
+    pq.write_table(pa.Table.from_pylist(rows, schema), target, row_group_size=ROW_GROUP_ROWS)
     second = BASE_SECOND + 10 * commit
     os.utime(target, (second, second))
 
@@ -36,3 +61,23 @@ def create_folder(path: Path, rows: list[dict[str, Any]], files: int = 4) -> Non
 def append_file(path: Path, rows: list[dict[str, Any]], commit: int) -> None:
     """Add ``rows`` as one new file stamped with commit ``commit``'s second."""
     _write(path, f"part-{commit}-000.parquet", rows, commit)
+
+
+def reference_rows(path: Path, second: int) -> pa.Table:
+    """The rows of every data file modified in or before ``second``, each with its file's name.
+
+    Read with ``pyarrow.dataset``, one fragment per file, in a :data:`LOCATION` column.
+    """
+    names = sorted(
+        f.name
+        for f in path.glob("*.parquet")
+        if f.name[0] not in "._" and int(f.stat().st_mtime) <= second
+    )
+    dataset = ds.dataset([str(path / n) for n in names], format="parquet")
+    parts = [
+        fragment.to_table().append_column(
+            LOCATION, pa.array([Path(fragment.path).name] * fragment.count_rows(), pa.string())
+        )
+        for fragment in dataset.get_fragments()
+    ]
+    return pa.concat_tables(parts)
