@@ -27,7 +27,7 @@ from lakesieve.cli_measure import cmd_advise, cmd_bench, cmd_compare
 from lakesieve.cli_support import cli_wording, installed_version
 from lakesieve.cli_table import cmd_explain, cmd_query, cmd_write
 from lakesieve.errors import LakesieveError
-from lakesieve.store_errors import refused_write
+from lakesieve.store.errors import refused_write
 
 EXIT_USAGE = 2
 

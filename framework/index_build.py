@@ -21,8 +21,8 @@ from lakesieve.index_state import TableIndexes
 from lakesieve.job_errors import is_spark_failure, summarize
 from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant
 from lakesieve.session import get_spark
-from lakesieve.store_errors import job_write_error
-from lakesieve.task_files import staging
+from lakesieve.store.errors import job_write_error
+from lakesieve.store.task_files import staging
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession

@@ -27,8 +27,8 @@ from lakesieve.model import BuiltIndex, Instant, Snapshot, TableRef
 from lakesieve.overlay import DELTA_FILE, DeltaOverlay
 from lakesieve.planner import LakesieveWarning, LoadedIndex
 from lakesieve.store import IndexStore
+from lakesieve.store.task_files import eager_files, on_demand_reader
 from lakesieve.table_view import TableView
-from lakesieve.task_files import eager_files, on_demand_reader
 
 
 def off_timeline(state: IndexState, timeline: set[str], path: str) -> str | None:

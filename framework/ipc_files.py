@@ -6,7 +6,7 @@ store (``lakesieve.store``) writes each table of a
 the size is measured by writing the tables the same way.
 
 Files Spark itself writes into a state's folder (an exact index's key-range
-partitions, :mod:`lakesieve.task_files`) are ORC instead; :func:`read_index_file`
+partitions, :mod:`lakesieve.store.task_files`) are ORC instead; :func:`read_index_file`
 decodes either kind by its leading magic bytes.
 """
 

@@ -264,7 +264,7 @@ class BuiltIndex:
         files: named Arrow tables (``"directory"``, ``"blocks"``, ...).
         meta: small JSON-serialisable metadata (parameters, counts, key type).
         written: files Spark tasks already wrote into the state's folder
-            (:mod:`lakesieve.task_files`), one record each (``name``,
+            (:mod:`lakesieve.store.task_files`), one record each (``name``,
             ``path``, ``sha256``, ``size_bytes``, ``rows``); the store adds
             them to the state's records instead of writing them.
         state_id: the state folder those files lie in (``None`` when none).

@@ -14,9 +14,9 @@
   removed, with one ordinary commit.
 
 Repair must not race other writers of the same index root: it holds the
-root's writers' lock exclusively (:mod:`lakesieve.store_lock`) and refuses to
+root's writers' lock exclusively (:mod:`lakesieve.store.lock`) and refuses to
 start while a build, refresh, compact, drop or vacuum holds it. The log swap
-is safe against a kill at any step (:mod:`lakesieve.log_swap`); a ``_log`` an
+is safe against a kill at any step (:mod:`lakesieve.store.log_swap`); a ``_log`` an
 interrupted repair left missing is put back first, and the ``_log.repair-*``
 folders of interrupted repairs are removed.
 """
@@ -33,7 +33,13 @@ from lakesieve.errors import IndexCorruptError, IndexNotFoundError, LakesieveErr
 from lakesieve.index_build import build_state
 from lakesieve.index_health import FileVerifier, drop_broken_states, salvage
 from lakesieve.index_log import IndexDefinition, IndexState, LogProblem, add_state_action
-from lakesieve.log_swap import (
+from lakesieve.model import Instant
+from lakesieve.refresh import RefreshResult
+from lakesieve.session import get_spark
+from lakesieve.store import IndexStore
+from lakesieve.store.errors import write_error
+from lakesieve.store.folders import state_folders
+from lakesieve.store.log_swap import (
     DAMAGED_PREFIX,
     REPAIR_PREFIX,
     marker_id,
@@ -41,12 +47,6 @@ from lakesieve.log_swap import (
     restore,
     write_marker,
 )
-from lakesieve.model import Instant
-from lakesieve.refresh import RefreshResult
-from lakesieve.session import get_spark
-from lakesieve.store import IndexStore
-from lakesieve.store_errors import write_error
-from lakesieve.store_folders import state_folders
 
 if TYPE_CHECKING:
     from lakesieve.index_state import TableIndexes
@@ -321,7 +321,7 @@ def _repair_locked(
 def _replace_log(store: IndexStore, actions: list[dict[str, Any]]) -> str:
     """Write ``actions`` as commit 0 of a fresh log and swap it for the old log; the old log's new path.
 
-    The steps are those of :mod:`lakesieve.log_swap`: a kill between any two
+    The steps are those of :mod:`lakesieve.store.log_swap`: a kill between any two
     leaves a store that the next opening of the log (or the next repair) settles.
 
     Raises:

@@ -27,7 +27,7 @@ from lakesieve.errors import IndexCorruptError, LakesieveError, OptionError
 from lakesieve.index_log import IndexDefinition, IndexState, LogSnapshot
 from lakesieve.index_state import TableIndexes
 from lakesieve.store import IndexStore
-from lakesieve.store_folders import newest_mtime, remove_repair_leftovers, state_folders
+from lakesieve.store.folders import newest_mtime, remove_repair_leftovers, state_folders
 
 #: prefix of the temporary index names ``cmp_<column>_<type>`` of ``lakesieve compare``
 TEMP_PREFIX = "cmp_"

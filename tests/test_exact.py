@@ -626,7 +626,7 @@ def test_spark_build_leaves_only_the_files_it_lists(
     Either way the staging folder holds exactly the files the build lists,
     and their pairs are those of an in-process build.
     """
-    from lakesieve.task_files import folder_reader, scratch_staging
+    from lakesieve.store.task_files import folder_reader, scratch_staging
 
     key_type = "bigint"
     rows = _sample_rows(key_type) * 2

@@ -28,7 +28,7 @@ from lakesieve.ipc_files import read_index_file
 from lakesieve.key_order import KeyOrder
 from lakesieve.model import BuiltIndex, KeyQuery
 from lakesieve.orc_footer import OrcFooterError
-from lakesieve.task_files import folder_reader, scratch_staging
+from lakesieve.store.task_files import folder_reader, scratch_staging
 from lakesieve.testing.index_contract import key_queries, key_values, relations, standard_queries
 
 from .test_exact import _spark_frame

@@ -46,10 +46,10 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from lakesieve.index_log import LogSnapshot
-from lakesieve.log_swap import DAMAGED_PREFIX
 from lakesieve.planner import LakesieveWarning
 from lakesieve.repair import check_store, repair
 from lakesieve.store import IndexStore
+from lakesieve.store.log_swap import DAMAGED_PREFIX
 from lakesieve.table import Table
 from lakesieve.table import open as open_table
 

@@ -26,8 +26,8 @@ from lakesieve.cli import main
 from lakesieve.errors import StoreWriteError
 from lakesieve.model import BuiltIndex
 from lakesieve.store import IndexStore
-from lakesieve.store_errors import job_write_error
-from lakesieve.task_files import write_task_file
+from lakesieve.store.errors import job_write_error
+from lakesieve.store.task_files import write_task_file
 
 from tests.store_helpers import (
     FailingWrites,

@@ -90,7 +90,7 @@ def build_one(
     """
     from lakesieve import registry
     from lakesieve.model import LOCATION_COLUMN, BuiltIndex
-    from lakesieve.task_files import folder_reader, scratch_staging
+    from lakesieve.store.task_files import folder_reader, scratch_staging
     from pyspark.sql import functions as F
 
     itype = registry.index_type(index_type)

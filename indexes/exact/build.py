@@ -36,7 +36,7 @@ format-2 pipeline below runs; for a relation of ``(key, location)`` rows:
 
 Called without a staging area (an in-process call, tests), the tasks write
 into a temporary folder and the files are read back into memory
-(:func:`lakesieve.task_files.local_staging`).
+(:func:`lakesieve.store.task_files.local_staging`).
 """
 
 from __future__ import annotations
@@ -65,7 +65,13 @@ from lakesieve.key_order import KeyOrder
 from lakesieve.location_codes import CODE_COLUMN, LocationCodes, code_column
 from lakesieve.location_ids import with_location_ids
 from lakesieve.model import BuiltIndex
-from lakesieve.task_files import StagingArea, current_staging, local_staging, read_back, with_paths
+from lakesieve.store.task_files import (
+    StagingArea,
+    current_staging,
+    local_staging,
+    read_back,
+    with_paths,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -29,7 +29,7 @@ from lakesieve.indexes.exact.spark_files import partition_from_codes
 from lakesieve.key_order import KeyOrder
 from lakesieve.location_codes import LocationCodes
 from lakesieve.model import KeyQuery, LookupResult
-from lakesieve.task_files import ON_DEMAND_PREFIX
+from lakesieve.store.task_files import ON_DEMAND_PREFIX
 
 #: Stored bytes of partitions kept loaded at most (one partition is always kept).
 CACHE_BYTES = 256 * 1024 * 1024

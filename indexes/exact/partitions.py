@@ -2,7 +2,7 @@
 
 An exact index of format 2 is a small ``manifest`` (read when the index is
 loaded) plus one ``part-<n>`` file per key range (read when a query's keys
-fall in its range; see :mod:`lakesieve.task_files`):
+fall in its range; see :mod:`lakesieve.store.task_files`):
 
 ================  ==================================================================
 ``part-<n>``      one row per (key, location) pair of the range: ``key`` (the
@@ -37,7 +37,7 @@ import pyarrow.compute as pc
 from lakesieve.key_order import KeyOrder
 from lakesieve.location_codes import LocationCodes
 from lakesieve.location_ids import location_names
-from lakesieve.task_files import ON_DEMAND_PREFIX, ipc_file_bytes, write_task_file
+from lakesieve.store.task_files import ON_DEMAND_PREFIX, ipc_file_bytes, write_task_file
 
 #: Rows of the relation per partition the Spark build aims at (pairs are at most as many).
 ROWS_PER_PARTITION = 500_000

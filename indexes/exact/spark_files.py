@@ -58,7 +58,7 @@ from lakesieve.ipc_files import ipc_size
 from lakesieve.key_order import KeyOrder
 from lakesieve.location_codes import LocationCodes, code_column
 from lakesieve.orc_footer import OrcFooterError, read_file_stats
-from lakesieve.task_files import ORC_SUFFIX, StagingArea
+from lakesieve.store.task_files import ORC_SUFFIX, StagingArea
 from lakesieve.unique import unique_ints
 from pyarrow import orc
 

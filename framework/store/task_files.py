@@ -44,17 +44,35 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pyarrow as pa
 import pyarrow.ipc as ipc
 from lakesieve.errors import IndexCorruptError
 from lakesieve.ipc_files import read_index_file
-from lakesieve.store_errors import replace_file, write_error
+from lakesieve.store.errors import replace_file, write_error
 
 if TYPE_CHECKING:
-    from lakesieve.index_log import IndexState
-    from lakesieve.store import IndexStore
+    from lakesieve.index_log import IndexState, StoredFile
+
+
+class StateStore(Protocol):
+    """What staging and reading index files need of :class:`lakesieve.store.IndexStore`."""
+
+    root: Path
+    data_dir: Path
+
+    def confined(self, path: Path) -> Path:
+        """``path``, refused when it leaves the index root through a link."""
+        ...
+
+    def remove_state_folder(self, index: str, state_id: str) -> bool:
+        """Remove one state's folder; whether it was there."""
+        ...
+
+    def read_bytes(self, f: StoredFile) -> bytes:
+        """One data file's bytes, checked against its checksum."""
+        ...
 
 __all__ = [
     "ON_DEMAND_PREFIX",
@@ -116,7 +134,7 @@ def current_staging() -> StagingArea | None:
 
 
 @contextlib.contextmanager
-def staging(store: IndexStore, index: str) -> Iterator[StagingArea]:
+def staging(store: StateStore, index: str) -> Iterator[StagingArea]:
     """Open a new state folder of ``index`` for task-written files while the block runs.
 
     The folder is removed when the block raises, or when it is still empty
@@ -192,7 +210,7 @@ def write_task_file(folder: str, name: str, table: pa.Table) -> dict[str, Any]:
     reader never sees half a file and a retried task simply replaces it; a
     write that fails (a full disk) removes the temporary file and raises the
     ``OSError``, whose text the driver turns into one line
-    (:func:`lakesieve.store_errors.job_write_error`).
+    (:func:`lakesieve.store.errors.job_write_error`).
 
     Returns:
         ``name``, ``sha256``, ``size_bytes`` and ``rows`` (the path is added
@@ -274,14 +292,14 @@ def folder_reader(area: StagingArea, records: list[dict[str, Any]]) -> Callable[
     return fetch
 
 
-def _decode(store: IndexStore, data: bytes, path: str) -> pa.Table:
+def _decode(store: StateStore, data: bytes, path: str) -> pa.Table:
     try:
         return read_index_file(data)
     except (pa.ArrowException, OSError, ValueError) as exc:
         raise IndexCorruptError(f"index file {store.root / path} does not decode: {exc}") from exc
 
 
-def eager_files(store: IndexStore, state: IndexState) -> dict[str, pa.Table]:
+def eager_files(store: StateStore, state: IndexState) -> dict[str, pa.Table]:
     """The state's files read at load (every file but the on-demand ones), checked and decoded.
 
     Raises:
@@ -294,7 +312,7 @@ def eager_files(store: IndexStore, state: IndexState) -> dict[str, pa.Table]:
     }
 
 
-def on_demand_reader(store: IndexStore, state: IndexState) -> Callable[[str], pa.Table] | None:
+def on_demand_reader(store: StateStore, state: IndexState) -> Callable[[str], pa.Table] | None:
     """A reader of the state's on-demand files by name; ``None`` when it has none.
 
     The reader raises :class:`~lakesieve.errors.IndexCorruptError` for a file

@@ -5,8 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from lakesieve.log_swap import repair_folders
 from lakesieve.store import IndexStore
+from lakesieve.store.log_swap import repair_folders
 
 
 def state_folders(store: IndexStore) -> list[tuple[str, str, Path]]:

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lakesieve.errors import IndexCorruptError
-from lakesieve.store_errors import replace_file, write_error
+from lakesieve.store.errors import replace_file, write_error
 
 #: The log folder under the index root.
 LOG_DIR = "_log"

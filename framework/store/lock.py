@@ -29,7 +29,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from lakesieve.errors import IndexCorruptError, StoreBusyError
-from lakesieve.store_errors import write_error, write_new_file
+from lakesieve.store.errors import write_error, write_new_file
 
 try:
     import fcntl

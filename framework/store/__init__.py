@@ -5,7 +5,7 @@ Layout under the index root (``<table>/.lakesieve/`` by default)::
     _log/00000000000000000000.json   one commit per file, numbered from 0
     _log/_head.json                  the highest version ever committed (a hint)
     data/<index name>/<state id>/<file name>.arrow
-    _lock                            the writers' lock (:mod:`lakesieve.store_lock`)
+    _lock                            the writers' lock (:mod:`lakesieve.store.lock`)
 
 A commit lists actions; replaying the log from 0 gives the state of every
 index. A commit becomes visible atomically: it is written to a temporary file
@@ -35,7 +35,7 @@ turn into warnings.
 before the commit lands; ``_head.json`` is read before the listing, and a
 commit that still looks missing is re-read a few times before it counts as
 damage. Writers hold the root's lock (shared among them, exclusive for a
-repair, whose log swap :mod:`lakesieve.log_swap` makes safe against a kill).
+repair, whose log swap :mod:`lakesieve.store.log_swap` makes safe against a kill).
 A write the file system refuses (read-only, full, forbidden) raises
 :class:`~lakesieve.errors.StoreWriteError`, one line naming the path, and
 leaves no temporary file.
@@ -77,12 +77,12 @@ from lakesieve.index_log import (
     safe_data_path,
 )
 from lakesieve.ipc_files import read_index_file
-from lakesieve.log_swap import DAMAGED_PREFIX, LOG_DIR
 from lakesieve.model import BuiltIndex
-from lakesieve.store_errors import replace_file, write_error, write_new_file
-from lakesieve.store_lock import store_lock
-from lakesieve.store_paths import StoreRoot
-from lakesieve.task_files import task_file_suffix
+from lakesieve.store.errors import replace_file, write_error, write_new_file
+from lakesieve.store.lock import store_lock
+from lakesieve.store.log_swap import DAMAGED_PREFIX, LOG_DIR
+from lakesieve.store.paths import StoreRoot
+from lakesieve.store.task_files import task_file_suffix
 
 __all__ = ["DAMAGED_PREFIX", "DEFAULT_DIRNAME", "HEAD_FILE", "LOG_DIR", "IndexStore"]
 
@@ -106,7 +106,7 @@ class IndexStore(StoreRoot):
     def versions(self) -> list[int]:
         """The commit numbers present in the log folder, ascending.
 
-        The folder is listed by :meth:`~lakesieve.store_paths.StoreRoot.log_names`,
+        The folder is listed by :meth:`~lakesieve.store.paths.StoreRoot.log_names`,
         which first puts in place a ``_log`` that a repair's log swap left
         missing (or moved aside while it was being listed).
 

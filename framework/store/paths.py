@@ -3,7 +3,7 @@
 :class:`StoreRoot` is the part of :class:`~lakesieve.store.IndexStore` that
 knows paths, not the log: nothing the store reads, writes or deletes may
 resolve outside the root or pass through a symbolic link below it, and
-writers hold the root's lock (:mod:`lakesieve.store_lock`) while they work.
+writers hold the root's lock (:mod:`lakesieve.store.lock`) while they work.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from pathlib import Path
 
 from lakesieve.errors import IndexCorruptError, IndexNotFoundError
 from lakesieve.index_log import DATA_DIR, check_name
-from lakesieve.log_swap import LOG_DIR, settle
-from lakesieve.store_lock import LOCK_FILE, store_lock
+from lakesieve.store.lock import LOCK_FILE, store_lock
+from lakesieve.store.log_swap import LOG_DIR, settle
 
 
 class StoreRoot:
@@ -65,7 +65,7 @@ class StoreRoot:
         """The names in the log folder (``[]`` when there is no log).
 
         A ``_log`` missing because a repair's log swap was interrupted is put
-        in place first (:func:`lakesieve.log_swap.settle`), and so is one a
+        in place first (:func:`lakesieve.store.log_swap.settle`), and so is one a
         running repair moves aside between that check and the listing (the
         listing is then tried again): a reader never fails on a swap.
 
