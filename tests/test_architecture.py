@@ -430,3 +430,23 @@ def test_the_package_declares_its_types() -> None:
         "setuptools"
     ]["package-data"]
     assert "py.typed" in package_data[ROOT_PACKAGE]
+
+
+def test_every_package_folder_ships() -> None:
+    """Each folder with an ``__init__.py`` is in pyproject's package list (else the wheel lacks it)."""
+    root = Path(__file__).resolve().parents[1]
+    setuptools = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"][
+        "setuptools"
+    ]
+    listed = set(setuptools["packages"])
+    folders = {
+        prefix: root / folder for prefix, folder in setuptools["package-dir"].items()
+    }  # lakesieve -> framework, lakesieve.plugins -> plugins, ...
+    found = set()
+    for prefix, folder in folders.items():
+        for init in folder.rglob("__init__.py"):
+            rel = init.parent.relative_to(folder).parts
+            found.add(".".join((prefix, *rel)))
+    assert found - listed == set(), (
+        f"packages missing from pyproject.toml: {sorted(found - listed)}"
+    )
