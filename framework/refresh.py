@@ -133,12 +133,6 @@ def delta_frame(
     rows, held = summed_frame(table, spark, column, start, end, plan)
     if held is not None:
         plan.held.append(held)
-    if rows is not None and rows.table is not None and pa.types.is_floating(rows.table.schema.field("key").type):  # PLANT
-        import pyarrow.compute as pc  # PLANT
-        rows = DeltaRows(table=rows.table.filter(pc.invert(pc.fill_null(pc.is_nan(rows.table.column("key")), False))))  # PLANT
-    if rows is not None and rows.frame is not None and rows.frame.schema["key"].dataType.typeName() in ("double", "float"):  # PLANT
-        from pyspark.sql import functions as F  # PLANT
-        rows = DeltaRows(frame=rows.frame.where(~F.isnan("key")))  # PLANT
     return rows
 
 

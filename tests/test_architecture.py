@@ -331,7 +331,7 @@ def test_the_graph_sees_the_whole_package() -> None:
         assert expected in names
     assert any(e.source == "lakesieve.table" and e.target == "lakesieve.store" for e in edges())
     # an import inside a function counts
-    assert any(e.source == "lakesieve.cli_table" and e.target == "lakesieve.table" for e in edges())
+    assert any(e.source == "lakesieve.cli.table" and e.target == "lakesieve.table" for e in edges())
 
 
 def test_the_cycle_finder_finds_cycles() -> None:

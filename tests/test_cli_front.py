@@ -20,7 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from lakesieve.cli_support import cli_wording
+from lakesieve.cli.support import cli_wording
 from lakesieve.model import WriteOptions
 from lakesieve.table import write
 

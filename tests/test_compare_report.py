@@ -323,7 +323,7 @@ def test_compare_cli_states_the_workload_it_assumed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The command's wiring, on the figures of the real run above (not measured again)."""
-    monkeypatch.setattr("lakesieve.cli_measure._compare_figures", lambda _args: result)
+    monkeypatch.setattr("lakesieve.cli.measure._compare_figures", lambda _args: result)
     base = ["compare", str(cmp_path), "--column", "k"]
     assert main([*base, "--html", str(tmp_path / "a.html"), "--advise"]) == 0
     out = capsys.readouterr().out

@@ -74,6 +74,7 @@ class StateStore(Protocol):
         """One data file's bytes, checked against its checksum."""
         ...
 
+
 __all__ = [
     "ON_DEMAND_PREFIX",
     "StagingArea",

@@ -7,7 +7,7 @@ import sys
 import time
 from typing import Any
 
-from lakesieve.cli_support import PROGRESS, parse_kv, print_json
+from lakesieve.cli.support import PROGRESS, parse_kv, print_json
 from lakesieve.errors import OptionError
 
 
@@ -53,7 +53,7 @@ def cmd_index(args: argparse.Namespace) -> int:
     if args.index_cmd == "list":
         return _list(table, args)
     if args.index_cmd in ("check", "repair"):
-        from lakesieve.repair_cli import run_check_or_repair
+        from lakesieve.cli.repair import run_check_or_repair
 
         return run_check_or_repair(table, args, print_json)
     if args.index_cmd == "describe":

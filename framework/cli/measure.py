@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from lakesieve.cli_support import print_json
+from lakesieve.cli.support import print_json
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -15,7 +15,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
     require_extra("lakesieve bench")
     from lakesieve.bench.runner import add_arguments, run, run_delegated
-    from lakesieve.cli_checks import validate_args
+    from lakesieve.cli.checks import validate_args
 
     status = run_delegated(list(args.bench_args))
     if status is not None:

@@ -3,15 +3,15 @@
 Bad input (unknown table, column, index type, option, malformed predicate)
 prints one line ``lakesieve: error: ...`` and exits with status 2, without a
 traceback and without touching the table or its indexes. Names are checked
-before Spark starts (:mod:`lakesieve.cli_preflight`), so such a command fails
+before Spark starts (:mod:`lakesieve.cli.preflight`), so such a command fails
 in the time it takes to read table metadata. Errors name command-line flags,
 never the Python API's argument names. Results go to stdout; step lines and
 Spark's progress bar go to stderr. A write the file system refuses (full,
 read-only, forbidden) is one such line too, naming the path and the fix.
 
 This module holds the argument parser and :func:`main`; the commands live in
-:mod:`lakesieve.cli_table` (``write``, ``explain``, ``query``),
-:mod:`lakesieve.cli_index` (``index ...``) and :mod:`lakesieve.cli_measure`
+:mod:`lakesieve.cli.table` (``write``, ``explain``, ``query``),
+:mod:`lakesieve.cli.index` (``index ...``) and :mod:`lakesieve.cli.measure`
 (``bench``, ``demo``, ``compare``, ``advise``).
 """
 
@@ -22,10 +22,10 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from lakesieve.cli_index import cmd_index
-from lakesieve.cli_measure import cmd_advise, cmd_bench, cmd_compare
-from lakesieve.cli_support import cli_wording, installed_version
-from lakesieve.cli_table import cmd_explain, cmd_query, cmd_write
+from lakesieve.cli.index import cmd_index
+from lakesieve.cli.measure import cmd_advise, cmd_bench, cmd_compare
+from lakesieve.cli.support import cli_wording, installed_version
+from lakesieve.cli.table import cmd_explain, cmd_query, cmd_write
 from lakesieve.errors import LakesieveError
 from lakesieve.store.errors import refused_write
 
@@ -226,8 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif rest:
         parser.error(f"unrecognized arguments: {' '.join(rest)}")
     try:
-        from lakesieve.cli_checks import validate_args
-        from lakesieve.cli_preflight import preflight
+        from lakesieve.cli.checks import validate_args
+        from lakesieve.cli.preflight import preflight
 
         validate_args(args)  # every value, before a table is opened or Spark starts
         preflight(args)  # every name (table, format, column, index, predicate); still no Spark
@@ -250,7 +250,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         return 130
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -9,17 +9,17 @@ import sys
 import time
 from typing import Any
 
-from lakesieve.cli_support import PROGRESS, Steps, parse_csv, parse_kv, print_json
+from lakesieve.cli.support import PROGRESS, Steps, parse_csv, parse_kv, print_json
 from lakesieve.errors import OptionError
 
 
 def cmd_write(args: argparse.Namespace) -> int:
     """``lakesieve write``: one commit from Parquet files.
 
-    The arguments were checked before this runs (:mod:`lakesieve.cli_preflight`);
+    The arguments were checked before this runs (:mod:`lakesieve.cli.preflight`);
     step lines go to stderr, the commit (one line, or JSON with ``--json``) to stdout.
     """
-    from lakesieve.cli_preflight import source_rows
+    from lakesieve.cli.preflight import source_rows
     from lakesieve.model import WriteOptions
     from lakesieve.table import write
 

@@ -1,6 +1,6 @@
 """Checks of the names a command line gives, made before Spark starts.
 
-:func:`lakesieve.cli_checks.validate_args` checks option values alone; this
+:func:`lakesieve.cli.checks.validate_args` checks option values alone; this
 module checks them against what exists: the table path and its format, the
 columns of the table or of the Parquet source, the index types installed,
 the indexes a table has and the ``--where`` predicate. All of it reads table

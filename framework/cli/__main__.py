@@ -1,0 +1,7 @@
+"""``python -m lakesieve.cli``: the ``lakesieve`` command."""
+
+import sys
+
+from lakesieve.cli import main
+
+sys.exit(main())
