@@ -53,7 +53,7 @@ def _register_data_source(spark: Any) -> None:
     """
     import warnings
 
-    from lakesieve.datasource import register_data_source
+    from lakesieve.python_source import register_data_source
     from lakesieve.session import is_connect_session
     from lakesieve.spark_source import register
 

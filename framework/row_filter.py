@@ -2,7 +2,7 @@
 
 Shared by the two readers that filter rows outside Spark: ``Table.read_arrow``
 (:mod:`lakesieve.arrow_read`) and the data source's tasks with pruning on
-(:mod:`lakesieve.datasource_units`). The predicate is rendered once as an
+(:mod:`lakesieve.python_source.units`). The predicate is rendered once as an
 Arrow expression (:func:`lakesieve.expressions.to_arrow`, whose NULL, NaN and
 -0.0 handling follows Spark SQL); a row where it is NULL is dropped, as in a
 WHERE clause.

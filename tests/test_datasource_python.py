@@ -13,16 +13,16 @@ from typing import Any
 import lakesieve
 import pyarrow as pa
 import pytest
-from lakesieve.datasource import LakesieveReader, describe_scan
-from lakesieve.datasource_units import (
+from lakesieve.errors import OptionError
+from lakesieve.model import WriteOptions
+from lakesieve.python_source import LakesieveReader, describe_scan
+from lakesieve.python_source.units import (
     UnitPartition,
     read_partition,
     to_target,
     unit_from_json,
     unit_to_json,
 )
-from lakesieve.errors import OptionError
-from lakesieve.model import WriteOptions
 from lakesieve.table import write
 from pyspark.sql.datasource import EqualTo, GreaterThan
 
@@ -177,7 +177,7 @@ def test_scan_description_names_predicate_locations_and_indexes(
 ) -> None:
     reader = LakesieveReader({"path": mor["path"], "prune": "true"}, None)  # type: ignore[arg-type]
     reader.pushFilters([EqualTo(("k",), 60), GreaterThan(("amount",), 1.5)])
-    with caplog.at_level(logging.INFO, logger="lakesieve.datasource"):
+    with caplog.at_level(logging.INFO, logger="lakesieve.python_source"):
         parts = reader.partitions()
     table = mor["table"]
     total = len(table.snapshot().units)

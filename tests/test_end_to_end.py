@@ -185,7 +185,7 @@ def test_spark_data_source_prunes_and_matches(spark: Any, e2e: dict[str, Any]) -
 
 
 def test_data_source_reads_only_selected_units(spark: Any, e2e: dict[str, Any]) -> None:
-    from lakesieve.datasource import LakesieveReader, filter_to_predicate
+    from lakesieve.python_source import LakesieveReader, filter_to_predicate
     from pyspark.sql.datasource import EqualTo
 
     options = {"path": str(e2e["path"]), "asOf": e2e["instants"][1], "prune": "true"}

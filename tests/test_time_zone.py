@@ -16,10 +16,10 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
-from lakesieve.datasource import register_data_source
 from lakesieve.errors import OptionError, PredicateError
 from lakesieve.expressions import bind
 from lakesieve.expressions.time_zone import session_time_zone, wall_to_utc
+from lakesieve.python_source import register_data_source
 from lakesieve.table import open as open_table
 
 from tests.differential.formats import data_files

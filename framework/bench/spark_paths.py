@@ -171,7 +171,7 @@ def run(
         row["selected"] = len(table.plan(where or None).units)
 
         def python_source(where: str = where) -> tuple[int, float]:
-            # loaded per query: Spark reuses a Python source's last pushdown (lakesieve.datasource)
+            # loaded per query: Spark reuses a Python source's last pushdown (lakesieve.python_source)
             source = (
                 spark.read.format("lakesieve_python")
                 .option("prune", "true")

@@ -22,7 +22,7 @@ it runs::
 Where the driver has no Python (the spark-sql CLI, the Thrift server, a Spark
 Connect server) the source answers with a one-line error; Spark Connect
 clients get the Python data source under the ``lakesieve`` name instead
-(:mod:`lakesieve.datasource`).
+(:mod:`lakesieve.python_source`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """What one scan of ``format("lakesieve")`` reads: the table, the plan and the frame.
 
 Shared by the JVM data source's planner (:mod:`lakesieve.spark_source.planner`)
-and the Python data source (:mod:`lakesieve.datasource`): opening a table
+and the Python data source (:mod:`lakesieve.python_source`): opening a table
 from data source options, and the one line describing a scan.
 """
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
-log = logging.getLogger("lakesieve.datasource")
+log = logging.getLogger("lakesieve.python_source")
 if log.level == logging.NOTSET:
     log.setLevel(logging.INFO)  # the scan line is INFO; handlers decide whether it is shown
 

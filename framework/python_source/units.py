@@ -15,7 +15,7 @@ every row of the unit goes to Spark: Spark 4.x caches the partitions a filter
 pushdown produced on the loaded relation and hands them, unplanned, to a later
 query of the same DataFrame or view that has no filter to push, so a partition
 of a relation that may be reused must not carry one query's predicate (see
-:mod:`lakesieve.datasource`). With pruning on (the ``prune`` option, for a
+:mod:`lakesieve.python_source`). With pruning on (the ``prune`` option, for a
 relation loaded for one query) the partition carries the bound predicate and
 the task keeps only the rows it can match, evaluated with Spark SQL's
 semantics (:class:`lakesieve.row_filter.RowFilter`, the ``Table.read_arrow``

@@ -8,13 +8,13 @@ and machines without ``javac``.
 
 Built on Spark's Python Data Source API (pyspark >= 4.1). Spark hands the
 query's filters to :meth:`LakesieveReader.pushFilters`; the reader turns the
-ones it understands into a predicate (:mod:`lakesieve.datasource_filters`),
+ones it understands into a predicate (:mod:`lakesieve.python_source.filters`),
 plans with the table's indexes and makes one input partition per selected
-read unit (:mod:`lakesieve.datasource_units`). Index pruning is per location,
+read unit (:mod:`lakesieve.python_source.units`). Index pruning is per location,
 not per row, so every filter is handed back to Spark to evaluate: a filter
 kept by the reader would not be applied again.
 
-What the scan reads is logged at INFO by the ``lakesieve.datasource`` logger
+What the scan reads is logged at INFO by the ``lakesieve.python_source`` logger
 of the Python worker that plans the scan (the pushed predicate as SQL,
 "selected N of M locations" and the indexes used; :func:`describe_scan`).
 Spark's plan cannot show it: for a Python data source Spark's scan
@@ -62,9 +62,9 @@ from typing import Any
 
 import pyarrow as pa
 from lakesieve import expressions as p
-from lakesieve.datasource_filters import filter_to_predicate
-from lakesieve.datasource_units import RowFilter, UnitPartition, read_partition, unit_to_json
 from lakesieve.errors import OptionError
+from lakesieve.python_source.filters import filter_to_predicate
+from lakesieve.python_source.units import RowFilter, UnitPartition, read_partition, unit_to_json
 from lakesieve.spark_source.scan import describe_scan, table_from_options
 from lakesieve.table import Table
 from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
@@ -82,7 +82,7 @@ __all__ = [
 SOURCE_NAME = "lakesieve_python"
 DEFAULT_NAME = "lakesieve"
 
-log = logging.getLogger("lakesieve.datasource")
+log = logging.getLogger("lakesieve.python_source")
 if log.level == logging.NOTSET:
     log.setLevel(logging.INFO)  # the scan line is INFO; handlers decide whether it is shown
 
