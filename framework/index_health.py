@@ -40,8 +40,7 @@ from lakesieve.index_state import off_timeline
 from lakesieve.store import IndexStore
 
 if TYPE_CHECKING:
-    from lakesieve.index_state import TableIndexes
-    from lakesieve.table import Table
+    from lakesieve.index_state import IndexedTable, TableIndexes
 
 OK = "ok"
 STALE = "stale"
@@ -161,7 +160,7 @@ def salvage(store: IndexStore) -> tuple[dict[str, IndexDefinition], str | None, 
     return indexes, fingerprint, skipped
 
 
-def _timeline_ids(table: Table) -> tuple[set[str] | None, str | None]:
+def _timeline_ids(table: IndexedTable) -> tuple[set[str] | None, str | None]:
     """The table's instant ids and its latest sort key (``None`` when the timeline cannot be read)."""
     try:
         line = table.timeline()
@@ -188,7 +187,7 @@ def _row(definition: IndexDefinition) -> IndexHealth:
 
 
 def index_health(
-    table: Table, checksum_budget: int = LIST_CHECKSUM_BYTES
+    table: IndexedTable, checksum_budget: int = LIST_CHECKSUM_BYTES
 ) -> tuple[list[IndexHealth], list[LogProblem]]:
     """The health of every index of ``table``, and the problems of its log; never starts Spark.
 

@@ -18,7 +18,7 @@ source share below the :class:`~lakesieve.table.Table` facade:
 from __future__ import annotations
 
 import warnings
-from typing import Any
+from typing import Any, Protocol
 
 from lakesieve import registry
 from lakesieve.errors import IndexCorruptError, IndexNotFoundError
@@ -43,6 +43,22 @@ def off_timeline(state: IndexState, timeline: set[str], path: str) -> str | None
         f"index instant {state.instant} is not on the timeline of table {path} "
         "(archived, or the index belongs to another table)"
     )
+
+
+class IndexedTable(Protocol):
+    """What repair and index health need of a :class:`lakesieve.table.Table`."""
+
+    store: IndexStore
+    states: TableIndexes
+
+    @property
+    def path(self) -> str:
+        """The table root."""
+        ...
+
+    def timeline(self) -> list[Instant]:
+        """Completed instants, oldest first."""
+        ...
 
 
 class TableIndexes:

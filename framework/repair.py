@@ -49,8 +49,7 @@ from lakesieve.store.log_swap import (
 )
 
 if TYPE_CHECKING:
-    from lakesieve.index_state import TableIndexes
-    from lakesieve.table import Table
+    from lakesieve.index_state import IndexedTable, TableIndexes
     from pyspark.sql import SparkSession
 
 
@@ -91,7 +90,7 @@ def _check_index(verifier: FileVerifier, definition: IndexDefinition) -> dict[st
     }
 
 
-def check_store(table: Table, index: str | None = None) -> dict[str, Any]:
+def check_store(table: IndexedTable, index: str | None = None) -> dict[str, Any]:
     """Verify every commit's checksum and every live state's data files; a report. Changes nothing.
 
     Every file of every live state (bases and deltas) is read, hashed and
@@ -243,7 +242,9 @@ def _define_action(definition: IndexDefinition) -> dict[str, Any]:
     }
 
 
-def repair(table: Table, rebuild: bool = False, spark: SparkSession | None = None) -> RepairResult:
+def repair(
+    table: IndexedTable, rebuild: bool = False, spark: SparkSession | None = None
+) -> RepairResult:
     """Make the index store of ``table`` usable again; see the module docstring.
 
     Args:
@@ -268,7 +269,7 @@ def repair(table: Table, rebuild: bool = False, spark: SparkSession | None = Non
 
 
 def _repair_locked(
-    table: Table, store: IndexStore, rebuild: bool, spark: SparkSession | None
+    table: IndexedTable, store: IndexStore, rebuild: bool, spark: SparkSession | None
 ) -> RepairResult:
     """:func:`repair` once the store is locked and its log folder in place."""
     result = RepairResult()
@@ -351,7 +352,7 @@ def _replace_log(store: IndexStore, actions: list[dict[str, Any]]) -> str:
     return str(aside)
 
 
-def _rebuild(table: Table, definition: IndexDefinition, spark: SparkSession | None) -> None:
+def _rebuild(table: IndexedTable, definition: IndexDefinition, spark: SparkSession | None) -> None:
     """Build ``definition`` afresh at the table's latest instant and commit it as its newest state."""
     line = table.timeline()
     if not line:
