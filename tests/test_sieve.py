@@ -682,6 +682,15 @@ def test_parse_options() -> None:
         parse_options({"target_fpr": "1.0"})
     with pytest.raises(OptionError, match="min_keys_per_block"):
         parse_options({"min_keys_per_block": "0"})
+    for endless in (
+        "inf",
+        "-inf",
+        "nan",
+        "1e400",
+        math.inf,
+    ):  # the shared option parser refuses them too
+        with pytest.raises(OptionError, match=r"'size_weight'.*finite"):
+            parse_options({"size_weight": endless})
 
 
 def test_hooks_answer_only_for_sieve() -> None:

@@ -8,6 +8,7 @@ filled in. Every parameter is described in :data:`PARAMS`, which is also what
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -144,8 +145,8 @@ def _parse_value(name: str, raw: Any, spec: _Spec) -> int | float:
             raise OptionError(f"{_expected(name, spec)}, got {raw!r}") from None
     else:
         raise OptionError(f"{_expected(name, spec)}, got {raw!r}")
-    if value != value:  # NaN
-        raise OptionError(f"{_expected(name, spec)}, got {raw!r}")
+    if not math.isfinite(value):  # NaN or infinity: no option means either
+        raise OptionError(f"{_expected(name, spec)} (finite), got {raw!r}")
     too_low = value < spec.low if spec.low_inclusive else value <= spec.low
     too_high = spec.high is not None and value >= spec.high
     if too_low or too_high:
