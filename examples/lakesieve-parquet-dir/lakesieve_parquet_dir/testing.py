@@ -15,26 +15,16 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
+from lakesieve.testing.format_contract import ARROW_SCHEMA, ROW_GROUP_ROWS
 
 from lakesieve_parquet_dir import MARKER
 
 #: Modification second of the first commit; commit ``n`` is ``n * 10`` seconds later.
 BASE_SECOND = 1_700_000_000
 
-#: The columns of lakesieve's format contract kit.
-SCHEMA = pa.schema(
-    [
-        pa.field("id", pa.int64(), nullable=False),
-        ("k", pa.int64()),
-        ("s", pa.string()),
-        ("x", pa.float64()),
-        ("d", pa.date32()),
-        ("t", pa.timestamp("us", tz="UTC")),
-    ]
-)
-
-#: Rows per Parquet row group: small, so that every file holds several.
-ROW_GROUP_ROWS = 16
+#: The columns of lakesieve's format contract kit, and its rows per Parquet row
+#: group (small, so that every file holds several).
+SCHEMA = ARROW_SCHEMA
 
 #: The column :func:`reference_rows` names each row's file in.
 LOCATION = "location"
