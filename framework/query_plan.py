@@ -73,6 +73,7 @@ def explain_plan(
 ) -> dict[str, Any]:
     """What ``plan`` reads and which index contributed what, as a JSON-ready dict."""
     indexes = []
+    visible = plan.snapshot.locations
     for item in plan.indexes:
         d = item.definition
         entry: dict[str, Any] = {
@@ -88,7 +89,9 @@ def explain_plan(
         if item.error:
             entry["reason"] = item.error
         if item.usable and item.answered:
-            entry["locations_selected"] = len(item.selected)
+            # an index may still name locations the snapshot no longer has (files a
+            # later commit rewrote): they are not read, so they are not counted
+            entry["locations_selected"] = len(item.selected & visible)
         if (
             item.state is not None
             and plan.table_instant is not None

@@ -131,3 +131,21 @@ def test_leaf_queries_shapes() -> None:
     assert leaf_queries(IsNull("a", negated=True)) is None
     nb = leaf_queries(Between("a", 1, 5, negated=True))
     assert nb is not None and len(nb) == 2
+
+
+def test_explain_counts_only_locations_the_snapshot_has() -> None:
+    """An index naming files a later commit rewrote reports only locations the query can read."""
+    from lakesieve.model import Instant, ReadUnit, Snapshot
+    from lakesieve.query_plan import Plan, explain_plan
+
+    # the index was built when files A, B, C existed; a rewrite replaced B and C by D
+    by_column = {"a": [_loaded(BruteForce([(1, "A"), (1, "B"), (1, "C"), (1, "D"), (2, "D")]))]}
+    answer = evaluate(Compare("a", "=", 1), by_column)
+    assert answer == {"A", "B", "C", "D"}
+    instant = Instant("2", "2")
+    snapshot = Snapshot(instant, (ReadUnit("A", "a.parquet"), ReadUnit("D", "d.parquet")))
+    units = tuple(u for u in snapshot.units if u.location in answer)
+    plan = Plan(instant, snapshot, units, None, indexes=by_column["a"])
+    explained = explain_plan(plan, "/t", "delta", "a = 1", None)
+    assert explained["locations_total"] == 2 and explained["locations_selected"] == 2
+    assert explained["indexes"][0]["locations_selected"] == 2  # B and C are gone
