@@ -51,6 +51,34 @@ def build_index(
         StoreBusyError: a repair is running on the store.
         StoreWriteError: the index root cannot be written (checked before Spark starts).
     """
+    definition, existing, inst = declare_index(table, column, type, name, options, as_of)
+    name = definition.name
+    # the lock keeps a repair out while the build runs; taking it checks the root is writable
+    with table.store.writing(create=True):
+        if progress is not None:
+            progress(
+                f"building {type} index {name} on {table.path} column {definition.column} at instant {inst.id} ..."
+            )
+        spark = spark or get_spark(conf=spark_conf)
+        built = build_state(table, definition, inst, spark)
+        _commit_build(table, definition, existing, built, inst)
+    return name
+
+
+def declare_index(
+    table: TableIndexes,
+    column: str,
+    type: str = "sieve",
+    name: str | None = None,
+    options: dict[str, str] | None = None,
+    as_of: str | None = None,
+) -> tuple[IndexDefinition, IndexDefinition | None, Instant]:
+    """The index a build would declare, the stored one of that name, and the instant (no Spark).
+
+    Raises:
+        OptionError: the column, type or options are refused, or an index of
+            that name exists with another type or column.
+    """
     registry.require_index_type(type)
     inst = table.view.resolve_instant(as_of)
     if inst is None:
@@ -69,19 +97,10 @@ def build_index(
     definition = IndexDefinition(
         name=name, type=type, column=col.name, key_type=col.spark_type, params=params
     )
-    # the lock keeps a repair out while the build runs; taking it checks the root is writable
-    with table.store.writing(create=True):
-        if progress is not None:
-            progress(
-                f"building {type} index {name} on {table.path} column {col.name} at instant {inst.id} ..."
-            )
-        spark = spark or get_spark(conf=spark_conf)
-        built = build_state(table, definition, inst, spark)
-        _commit_build(table, definition, existing, built, inst)
-    return name
+    return definition, existing, inst
 
 
-def _same_definition(a: IndexDefinition, b: IndexDefinition) -> bool:
+def same_definition(a: IndexDefinition, b: IndexDefinition) -> bool:
     """Whether ``a`` and ``b`` declare the same index (type, column, key type, parameters)."""
     return (a.type, a.column, a.key_type, a.params) == (b.type, b.column, b.key_type, b.params)
 
@@ -107,7 +126,7 @@ def _commit_build(
         if snap.table_fingerprint is None:
             out.append({"op": "table", "fingerprint": table.view.fingerprint()})
         current = snap.indexes.get(name)
-        if current is not None and (existing is None or not _same_definition(current, existing)):
+        if current is not None and (existing is None or not same_definition(current, existing)):
             raise ConcurrentBuildError(
                 f"index {name!r} already exists ({current.type} on {current.column}), built by "
                 f"another process while this build ran; this build ({definition.type} on "

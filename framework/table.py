@@ -26,7 +26,7 @@ from lakesieve.contracts import TableFormat
 from lakesieve.errors import TableNotFoundError
 from lakesieve.expressions import bind, to_sql
 from lakesieve.expressions.time_zone import session_time_zone
-from lakesieve.index_build import build_index
+from lakesieve.index_build import build_index, declare_index, same_definition
 from lakesieve.index_health import broken_head, drop_broken_states
 from lakesieve.index_log import IndexDefinition
 from lakesieve.index_state import TableIndexes
@@ -177,6 +177,7 @@ class Table:
         as_of: str | None = None,
         spark_conf: dict[str, str] | None = None,
         progress: Any = None,
+        force: bool = True,
     ) -> dict[str, Any]:
         """Build (or rebuild) an index on ``column`` at an instant (latest by default).
 
@@ -185,12 +186,30 @@ class Table:
         options. Returns the new state's description. Building over a broken
         index repairs it: its states that fail to verify are removed after
         the new state is committed, and listed under ``repaired``.
+
+        With ``force`` False (the CLI's default), an index of the same
+        definition whose newest state is at the instant and verifies is left
+        as it is: no Spark starts, and the description says ``"action":
+        "up-to-date"``.
         """
+        if not force:
+            definition, existing, inst = declare_index(
+                self.states, column, type, name, options, as_of
+            )
+            head = existing.latest() if existing is not None else None
+            if (
+                existing is not None
+                and head is not None
+                and head.instant == inst.id
+                and same_definition(existing, definition)
+                and broken_head(self.store, existing) is None
+            ):
+                return {**self.describe_index(existing.name), "action": "up-to-date"}
         built = build_index(
             self.states, column, type, name, options, spark, as_of, spark_conf, progress
         )
         removed = drop_broken_states(self.states, built)  # a build over a broken index repairs it
-        desc = self.describe_index(built)
+        desc = {**self.describe_index(built), "action": "built"}
         if removed:
             desc["repaired"] = removed
         return desc

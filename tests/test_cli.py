@@ -143,6 +143,34 @@ def test_auto_engine_needs_no_spark_for_a_selective_query(cli_table: Path) -> No
     assert "(auto: arrow)" in proc.stderr
 
 
+def test_build_over_an_up_to_date_index_says_so_without_spark(
+    cli_table: Path, tmp_path: Path
+) -> None:
+    """``index build`` of an index already at the latest instant leaves it; ``--force`` rebuilds."""
+    if not lakesieve.open(cli_table).indexes():
+        assert main(["index", "build", str(cli_table), "--column", "k", "--type", "sieve"]) == 0
+    before = lakesieve.open(cli_table).index("k_sieve").latest()
+    assert before is not None
+    code = (
+        "import sys\n"
+        "from lakesieve.cli import main\n"
+        f"rc = main(['index', 'build', {str(cli_table)!r}, '--column', 'k'])\n"
+        "from lakesieve import session\n"
+        "assert session._session is None, 'a Spark session was started'\n"
+        "sys.exit(rc)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "index k_sieve (sieve on k) is up to date at instant" in proc.stdout
+    assert "--force rebuilds it" in proc.stdout
+    assert lakesieve.open(cli_table).index("k_sieve").latest() == before
+    # other options are another definition: rebuilt (and --force rebuilds the same one)
+    args = ["index", "build", str(cli_table), "--column", "k", "--force", "--json"]
+    assert main(args) == 0
+    after = lakesieve.open(cli_table).index("k_sieve").latest()
+    assert after is not None and after.state_id != before.state_id
+
+
 @pytest.mark.parametrize(
     ("argv", "needle"),
     [

@@ -85,6 +85,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--name")
     b.add_argument("--option", action="append", metavar="K=V")
     b.add_argument("--as-of")
+    b.add_argument(
+        "--force",
+        action="store_true",
+        help="rebuild even when the index is up to date (same definition, newest state at the "
+        "instant, files verified); without it such an index is left as it is",
+    )
     b.add_argument("--json", action="store_true")
     lst = isub.add_parser("list", help="list the indexes of a table")
     lst.add_argument("table")

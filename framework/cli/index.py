@@ -35,9 +35,16 @@ def cmd_index(args: argparse.Namespace) -> int:
             as_of=args.as_of,
             spark_conf=PROGRESS,
             progress=lambda msg: print(msg, file=sys.stderr, flush=True),
+            force=getattr(args, "force", False),
         )
         if args.json:
             print_json(desc)
+            return 0
+        if desc["action"] == "up-to-date":
+            print(
+                f"index {desc['name']} ({desc['type']} on {desc['column']}) is up to date at "
+                f"instant {desc['instant']}: {desc['size_bytes']} bytes; --force rebuilds it"
+            )
             return 0
         print(
             f"built index {desc['name']} ({desc['type']} on {desc['column']}) at instant "
