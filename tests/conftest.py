@@ -123,7 +123,7 @@ SLOW_FILES = {
     "test_cluster.py": 76,
     "test_example_index_type.py": 70,
     "test_hudi_writer.py": 70,
-    "test_differential.py": 65,
+    "test_differential.py": 200,  # the changed-and-refreshed CI share (tenth session, under load)
     "test_cli_front.py": 59,
     "test_format_contract.py": 59,
     "test_session_progress.py": 50,

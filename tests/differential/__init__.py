@@ -8,4 +8,6 @@
   :mod:`lakesieve.expressions`, adversarial literals included.
 - :mod:`.oracle`: Spark SQL evaluating a predicate text over the native rows,
   and the NaN/NULL-safe multiset comparison of row sets.
+- :mod:`.check`: one table checked on every read path against the oracle.
+- :mod:`.pinned`: the CI share, pinned tables changed and refreshed in stages.
 """

@@ -21,8 +21,9 @@ predicates run one by one, so an error is reported against its predicate):
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections import Counter
+from collections.abc import Callable, Collection, Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from lakesieve.errors import PredicateError
 
 from . import formats
 from .batch import collect_each
-from .data import TableSpec
+from .data import Mutation, TableSpec
 from .oracle import Answer, Oracle, canonical, describe, multiset_diff
 
 INDEX_TYPES = ("sieve", "zonemap", "bloom", "exact")
@@ -53,7 +54,14 @@ class Failure:
 
 @dataclass
 class Tally:
-    """Counts over the predicates checked: how many Spark refused, how many only lakesieve refused."""
+    """Counts over the predicates checked: how many Spark refused, how many only lakesieve refused.
+
+    And what the checks exercised: the table's changes, the indexes
+    refreshed by a delta (``refreshed``), the predicates answered while an
+    index used was older than the table (``stale``), those whose plan read
+    fewer locations than the table has (``pruned``; ``stale_pruned``: both),
+    and per read path the predicates whose rows were compared (``paths``).
+    """
 
     checked: int = 0
     spark_refused: int = 0
@@ -62,10 +70,35 @@ class Tally:
     from_change_data: int = 0
     from_logs: int = 0
     refusals: list[str] = field(default_factory=list)
+    changes: int = 0
+    refreshed: int = 0
+    stale: int = 0
+    stale_pruned: int = 0
+    pruned: int = 0
+    paths: Counter[str] = field(default_factory=Counter)
+
+    def add(self, other: Tally) -> None:
+        """Add ``other``'s counts to these."""
+        for f in fields(self):
+            mine, theirs = getattr(self, f.name), getattr(other, f.name)
+            if isinstance(mine, Counter):
+                mine.update(theirs)
+            elif isinstance(mine, list):
+                mine += theirs
+            else:
+                setattr(self, f.name, mine + theirs)
 
 
 class Case:
-    """A table of one format written from a :class:`TableSpec`, indexed, changed, refreshed."""
+    """A table of one format written from a :class:`TableSpec`, indexed, changed, refreshed.
+
+    :meth:`advance` changes (and refreshes) it further, between checks.
+    """
+
+    #: Spark SQL over the table's rows as they are now
+    oracle: Oracle
+    #: the table's rows as its own reader returns them, each with its location
+    rows: pa.Table
 
     def __init__(
         self,
@@ -79,25 +112,48 @@ class Case:
         self.spark, self.fmt, self.spec, self.indexes = spark, fmt, spec, indexes
         self.zone = zone  # the session time zone the predicates are checked in
         self.path = root / "t"
+        self.tally = Tally()
+        #: what happened to the table since the build, for failure messages
+        self.history: list[str] = []
+        self._loaded = False
         formats.create(spark, fmt, self.path, spec)
         self.table = lakesieve.open(self.path)
         for column, index_type in indexes:
             self.table.build_index(column, type=index_type, spark=spark)
-        for m in spec.mutations:
-            formats.mutate(spark, fmt, self.path, spec, m)
-        refreshed = self.table.refresh(spark=spark) if spec.refresh else []
-        located = formats.rows_with_location(fmt, self.path)
-        native = formats.native_rows(fmt, self.path)
+        self.advance(spec.mutations, spec.refresh)
+
+    def advance(self, mutations: Sequence[Mutation], refresh: bool) -> None:
+        """Apply ``mutations`` (one commit each), refresh the indexes if asked, reload the oracle.
+
+        Without ``refresh`` the indexes stay as they were: the next checks read
+        with indexes older than the table (stale).
+        """
+        for m in mutations:
+            formats.mutate(self.spark, self.fmt, self.path, self.spec, m)
+        self.tally.changes += len(mutations)
+        self.history += [m.kind for m in mutations]
+        if refresh:
+            self.history.append("refresh")
+            refreshed = self.table.refresh(spark=self.spark)
+            # indexes brought up to date by a delta (not rebuilt, not skipped)
+            self.tally.refreshed += sum(r.action in ("delta", "compacted") for r in refreshed)
+            # locations whose refresh read their change data files (hudi-cow-cdc)
+            self.tally.from_change_data += sum(r.locations_from_change_data for r in refreshed)
+            # locations whose rows written since the index were read from log files alone (hudi-mor)
+            self.tally.from_logs += sum(r.locations_from_logs for r in refreshed)
+        if self._loaded and not mutations:
+            return  # the table is as it was: so are its rows
+        located = formats.rows_with_location(self.fmt, self.path)
+        native = formats.native_rows(self.fmt, self.path)
         # the per-location reads are the native full read, split by location
         assert canonical(located) == canonical(native), (
             "native per-location rows differ from the full read"
         )
-        self.oracle = Oracle(spark, located)
-        self.tally = Tally()
-        # locations whose refresh read their change data files (hudi-cow-cdc)
-        self.tally.from_change_data = sum(r.locations_from_change_data for r in refreshed)
-        # locations whose rows written since the index were read from log files alone (hudi-mor)
-        self.tally.from_logs = sum(r.locations_from_logs for r in refreshed)
+        if self._loaded:
+            self.oracle.close()
+        self.oracle = Oracle(self.spark, located)
+        self.rows = located
+        self._loaded = True
 
     def close(self) -> None:
         """Drop the oracle's view and the case's SQL view."""
@@ -117,10 +173,10 @@ class Case:
 
     def describe(self) -> str:
         """What the table is, for failure messages."""
-        muts = ", ".join(m.kind for m in self.spec.mutations) or "none"
+        muts = ", ".join(self.history) or "none"
         return (
             f"format {self.fmt}, {len(self.spec.rows)} rows over {self.spec.locations} locations, "
-            f"indexes {self.indexes}, changes after build: {muts}, refreshed: {self.spec.refresh}, "
+            f"indexes {self.indexes}, after build: {muts}, refreshed: {self.history[-1:] == ['refresh']}, "
             f"session time zone {self.zone}\n    spec: {self.spec!r}"
         )
 
@@ -128,23 +184,30 @@ class Case:
         """Every disagreement of lakesieve with Spark SQL on ``where``."""
         return self.check_all([where], data_source)
 
-    def check_all(self, wheres: Sequence[str], data_source: bool = True) -> list[Failure]:
+    def check_all(
+        self, wheres: Sequence[str], data_source: bool = True, skip: Collection[str] = ()
+    ) -> list[Failure]:
         """Every disagreement of lakesieve with Spark SQL on each text of ``wheres``, in order.
 
         The oracle, ``Table.read`` and the data source each run one Spark job
         for all the texts (falling back to one job per text when it fails);
         ``explain`` and ``read_arrow`` start no job and run per text. All of
-        them run with the shared session in the case's time zone.
+        them run with the shared session in the case's time zone. Without
+        ``data_source`` neither the data source nor the SQL view is read; the
+        Spark read paths named in ``skip`` (``Table.read``, ``data source``,
+        ``SQL view``) are not read either.
         """
         key = "spark.sql.session.timeZone"
         before = self.spark.conf.get(key)
         self.spark.conf.set(key, self.zone)
         try:
-            return self._check_all(wheres, data_source)
+            return self._check_all(wheres, data_source, skip)
         finally:
             self.spark.conf.set(key, before)
 
-    def _check_all(self, wheres: Sequence[str], data_source: bool) -> list[Failure]:
+    def _check_all(
+        self, wheres: Sequence[str], data_source: bool, skip: Collection[str]
+    ) -> list[Failure]:
         answers = self.oracle.answer_all(wheres)
         found: dict[int, list[Failure]] = {}
         accepted: dict[int, tuple[str, Answer]] = {}
@@ -155,6 +218,7 @@ class Case:
                 found[k] += self._rows(
                     "read_arrow", where, want, lambda w=where: self.table.read_arrow(where=w)
                 )
+                self.tally.paths["read_arrow"] += 1
         reads: list[tuple[str, Callable[[str], Any]]] = [
             ("Table.read", lambda w: self.table.read(self.spark, where=w))
         ]
@@ -167,9 +231,11 @@ class Case:
             )
             view = self.view
             reads.append(("SQL view", lambda w: self.spark.sql(f"SELECT * FROM {view} WHERE {w}")))
+        reads = [(path, frame) for path, frame in reads if path not in skip]
         for path, frame in reads:
             for k, failures in self._rows_all(path, accepted, frame).items():
                 found[k] += failures
+            self.tally.paths[path] += len(accepted)
         return [f for k in sorted(found) for f in found[k]]
 
     def _explain(self, where: str, want: Answer) -> tuple[list[Failure], bool]:
@@ -193,6 +259,12 @@ class Case:
                 Failure("accepted what Spark refuses", "explain", where, f"Spark: {want.error}")
             ], False
         self.tally.matched_rows += len(want.rows)
+        self.tally.paths["explain"] += 1
+        pruned = plan["locations_selected"] < plan["locations_total"]
+        self.tally.pruned += pruned
+        if any(i.get("stale") and i["status"] == "used" for i in plan["indexes"]):
+            self.tally.stale += 1
+            self.tally.stale_pruned += pruned
         dropped = want.locations - set(plan["selected"])
         if dropped:
             return [
