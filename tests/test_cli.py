@@ -125,20 +125,26 @@ def test_auto_engine_reads_like_spark(
     assert got == _printed_ids(forced.out)
 
 
-def test_auto_engine_needs_no_spark_for_a_selective_query(cli_table: Path) -> None:
-    """A selective query from the command line plans and reads without starting Spark."""
-    if not lakesieve.open(cli_table).indexes():
-        assert main(["index", "build", str(cli_table), "--column", "k", "--type", "sieve"]) == 0
+def _run_without_spark(argv: list[str]) -> subprocess.CompletedProcess[str]:
+    """Run ``lakesieve <argv>`` in a child process that fails if it started a Spark session."""
     code = (
         "import sys\n"
         "from lakesieve.cli import main\n"
-        f"rc = main(['query', {str(cli_table)!r}, '--where', 'k = 5'])\n"
+        f"rc = main({argv!r})\n"
         "from lakesieve import session\n"
         "assert session._session is None, 'a Spark session was started'\n"
         "sys.exit(rc)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
+    return proc
+
+
+def test_auto_engine_needs_no_spark_for_a_selective_query(cli_table: Path) -> None:
+    """A selective query from the command line plans and reads without starting Spark."""
+    if not lakesieve.open(cli_table).indexes():
+        assert main(["index", "build", str(cli_table), "--column", "k", "--type", "sieve"]) == 0
+    proc = _run_without_spark(["query", str(cli_table), "--where", "k = 5"])
     assert _printed_ids(proc.stdout) == [15, 16, 17]
     assert "(auto: arrow)" in proc.stderr
 
@@ -151,16 +157,7 @@ def test_build_over_an_up_to_date_index_says_so_without_spark(
         assert main(["index", "build", str(cli_table), "--column", "k", "--type", "sieve"]) == 0
     before = lakesieve.open(cli_table).index("k_sieve").latest()
     assert before is not None
-    code = (
-        "import sys\n"
-        "from lakesieve.cli import main\n"
-        f"rc = main(['index', 'build', {str(cli_table)!r}, '--column', 'k'])\n"
-        "from lakesieve import session\n"
-        "assert session._session is None, 'a Spark session was started'\n"
-        "sys.exit(rc)\n"
-    )
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    proc = _run_without_spark(["index", "build", str(cli_table), "--column", "k"])
     assert "index k_sieve (sieve on k) is up to date at instant" in proc.stdout
     assert "--force rebuilds it" in proc.stdout
     assert lakesieve.open(cli_table).index("k_sieve").latest() == before
