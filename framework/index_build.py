@@ -52,7 +52,23 @@ def build_index(
         StoreWriteError: the index root cannot be written (checked before Spark starts).
     """
     definition, existing, inst = declare_index(table, column, type, name, options, as_of)
-    name = definition.name
+    return build_declared(table, definition, existing, inst, spark, spark_conf, progress)
+
+
+def build_declared(
+    table: TableIndexes,
+    definition: IndexDefinition,
+    existing: IndexDefinition | None,
+    inst: Instant,
+    spark: SparkSession | None = None,
+    spark_conf: dict[str, str] | None = None,
+    progress: Any = None,
+) -> str:
+    """Build the index :func:`declare_index` declared at ``inst`` and commit it; its name.
+
+    Raises: as :func:`build_index`, past the checks of its arguments.
+    """
+    name, type = definition.name, definition.type
     # the lock keeps a repair out while the build runs; taking it checks the root is writable
     with table.store.writing(create=True):
         if progress is not None:

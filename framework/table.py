@@ -26,7 +26,7 @@ from lakesieve.contracts import TableFormat
 from lakesieve.errors import TableNotFoundError
 from lakesieve.expressions import bind, to_sql
 from lakesieve.expressions.time_zone import session_time_zone
-from lakesieve.index_build import build_index, declare_index, same_definition
+from lakesieve.index_build import build_declared, declare_index, same_definition
 from lakesieve.index_health import broken_head, drop_broken_states
 from lakesieve.index_log import IndexDefinition
 from lakesieve.index_state import TableIndexes
@@ -192,22 +192,18 @@ class Table:
         as it is: no Spark starts, and the description says ``"action":
         "up-to-date"``.
         """
-        if not force:
-            definition, existing, inst = declare_index(
-                self.states, column, type, name, options, as_of
-            )
-            head = existing.latest() if existing is not None else None
-            if (
-                existing is not None
-                and head is not None
-                and head.instant == inst.id
-                and same_definition(existing, definition)
-                and broken_head(self.store, existing) is None
-            ):
-                return {**self.describe_index(existing.name), "action": "up-to-date"}
-        built = build_index(
-            self.states, column, type, name, options, spark, as_of, spark_conf, progress
-        )
+        definition, existing, inst = declare_index(self.states, column, type, name, options, as_of)
+        head = existing.latest() if existing is not None else None
+        if (
+            not force
+            and existing is not None
+            and head is not None
+            and head.instant == inst.id
+            and same_definition(existing, definition)
+            and broken_head(self.store, existing) is None
+        ):
+            return {**self.describe_index(existing.name), "action": "up-to-date"}
+        built = build_declared(self.states, definition, existing, inst, spark, spark_conf, progress)
         removed = drop_broken_states(self.states, built)  # a build over a broken index repairs it
         desc = {**self.describe_index(built), "action": "built"}
         if removed:
