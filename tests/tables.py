@@ -166,6 +166,35 @@ def true_locations(spark: Any, where: str, by_loc: dict[str, pa.Table]) -> set[s
     return {r[0] for r in got}
 
 
+def true_locations_each(
+    spark: Any, wheres: Sequence[str], by_loc: dict[str, pa.Table]
+) -> dict[str, set[str]]:
+    """Per condition of ``wheres``, what :func:`true_locations` gives, in one Spark job.
+
+    Spark SQL evaluates every condition over the same rows (a condition that
+    is NULL selects nothing, as in ``WHERE``); each location's flag is the
+    ``max`` over its rows.
+    """
+    parts = [
+        t.append_column(LOC, pa.array([loc] * t.num_rows, pa.string()))
+        for loc, t in by_loc.items()
+        if t.num_rows
+    ]
+    out: dict[str, set[str]] = {where: set() for where in wheres}
+    if not parts or not wheres:
+        return out
+    view = f"oracle_rows_{next(_views)}"
+    arrow_frame(spark, pa.concat_tables(parts)).createOrReplaceTempView(view)
+    flags = ", ".join(
+        f"max(CASE WHEN ({where}) THEN 1 ELSE 0 END) AS q{i}" for i, where in enumerate(wheres)
+    )
+    for row in spark.sql(f"SELECT {LOC}, {flags} FROM {view} GROUP BY {LOC}").collect():
+        for i, where in enumerate(wheres):
+            if row[i + 1] == 1:
+                out[where].add(row[0])
+    return out
+
+
 def expected_from(
     spark: Any,
     by_loc: dict[str, pa.Table],

@@ -33,7 +33,7 @@ from tests.tables import (
     make_rows,
     rows_by_location,
     sorted_rows,
-    true_locations,
+    true_locations_each,
 )
 
 SLOW = os.environ.get("LAKESIEVE_SLOW") == "1"
@@ -131,9 +131,8 @@ class RefreshMachine(RuleBasedStateMachine):
     def pruned_plans_cover_the_truth(self) -> None:
         table = open_table(self.path)  # a fresh reader: nothing cached from the writer
         for inst in table.timeline():
-            by_loc = rows_by_location(table, inst.id)
-            for where in QUERIES:
-                truth = true_locations(self.spark, where, by_loc)
+            truths = true_locations_each(self.spark, QUERIES, rows_by_location(table, inst.id))
+            for where, truth in truths.items():
                 selected = {u.location for u in table.plan(where, as_of=inst.id).units}
                 assert truth <= selected, (self.fmt, inst.id, where, truth - selected)
 

@@ -12,7 +12,7 @@ import pytest
 from lakesieve.cli import main
 from lakesieve.session import get_spark
 
-from tests.tables import make_rows, rows_by_location, true_locations, write_rows
+from tests.tables import make_rows, rows_by_location, true_locations_each, write_rows
 
 pytestmark = pytest.mark.spark
 
@@ -46,9 +46,7 @@ def _health(path: Path, capsys: Any) -> dict[str, str]:
 
 def _assert_exact(path: Path) -> None:
     table = lakesieve.open(path)
-    by_loc = rows_by_location(table)
-    for where in WHERE:
-        truth = true_locations(get_spark(), where, by_loc)
+    for where, truth in true_locations_each(get_spark(), WHERE, rows_by_location(table)).items():
         assert truth and truth <= {u.location for u in table.plan(where).units}, where
 
 

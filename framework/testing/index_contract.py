@@ -407,6 +407,13 @@ def spark_condition(query: KeyQuery, key_type: str, column: str = "key") -> str:
     return " AND ".join(terms)
 
 
+#: Spark SQL's answers already computed in this process, by (session time
+#: zone, key type, rows, queries) as text: the kit's index-type classes draw
+#: the same derandomised relations, and Spark's answer depends on nothing else.
+_SPARK_TRUTHS: dict[tuple[str, str, str, str], list[frozenset[str]]] = {}
+_SPARK_TRUTHS_KEPT = 4096
+
+
 def spark_true_locations(
     spark: Any, key_type: str, rows: list[Row], queries: list[KeyQuery]
 ) -> list[frozenset[str]]:
@@ -414,12 +421,27 @@ def spark_true_locations(
 
     The rows become a DataFrame of ``(key, location)`` typed as the column,
     and Spark evaluates every query's condition (:func:`spark_condition`)
-    over it; a NULL outcome does not match.
+    over it; a NULL outcome does not match. An answer is remembered for the
+    same rows and queries asked again in this process.
     """
     if not queries:
         return []
     if not rows:
         return [frozenset() for _ in queries]
+    zone = str(spark.conf.get("spark.sql.session.timeZone"))
+    key = (zone, key_type, repr(rows), repr(queries))
+    known = _SPARK_TRUTHS.get(key)
+    if known is None:
+        known = _spark_true_locations(spark, key_type, rows, queries)
+        if len(_SPARK_TRUTHS) >= _SPARK_TRUTHS_KEPT:
+            _SPARK_TRUTHS.clear()
+        _SPARK_TRUTHS[key] = known
+    return list(known)
+
+
+def _spark_true_locations(
+    spark: Any, key_type: str, rows: list[Row], queries: list[KeyQuery]
+) -> list[frozenset[str]]:
     frame = _frame(
         spark,
         key_type,
