@@ -47,6 +47,7 @@ from lakesieve.files.arrow_frame import frame_of
 from lakesieve.index_build import build_state
 from lakesieve.index_log import IndexDefinition, IndexState, LogSnapshot, add_state_action
 from lakesieve.index_state import TableIndexes
+from lakesieve.ipc_files import ipc_size
 from lakesieve.model import BuiltIndex, Instant
 from lakesieve.overlay import DELTA_COLUMNS, DELTA_FILE
 from lakesieve.planner import LakesieveWarning
@@ -65,12 +66,18 @@ class RefreshPolicy:
     Attributes:
         max_deltas: compact once the chain would hold more delta states.
         max_delta_rows: compact once the chain's stored delta rows would exceed this.
+        max_delta_share: compact once the chain's delta bytes would exceed this
+            share of its base's bytes (a delta holds one entry per changed
+            ``(key, location)``, which for a compact index such as Sieve or a
+            zone map is soon larger than the whole base); ``inf`` never
+            compacts on bytes.
         vacuum_after_compaction: run vacuum after each compaction.
         vacuum_grace_seconds: files no state names are kept this long.
     """
 
     max_deltas: int = 8
     max_delta_rows: int = 1_000_000
+    max_delta_share: float = 0.2
     vacuum_after_compaction: bool = False
     vacuum_grace_seconds: float = 3600.0
 
@@ -80,6 +87,10 @@ class RefreshPolicy:
         if self.max_delta_rows < 0:
             raise LakesieveError(
                 f"refresh option max_delta_rows must be >= 0, got {self.max_delta_rows}"
+            )
+        if math.isnan(self.max_delta_share) or self.max_delta_share < 0:
+            raise LakesieveError(
+                f"refresh option max_delta_share must be a number >= 0 (inf: never), got {self.max_delta_share}"
             )
         if not math.isfinite(self.vacuum_grace_seconds) or self.vacuum_grace_seconds < 0:
             raise LakesieveError(
@@ -147,6 +158,12 @@ def _stored_deltas(table: TableIndexes, chain: list[IndexState]) -> list[pa.Tabl
 
 def _stored_rows(chain: list[IndexState]) -> int:
     return sum(f.rows for s in chain[1:] for f in s.files)
+
+
+def _over_share(chain: list[IndexState], new_bytes: int, policy: RefreshPolicy) -> bool:
+    """Whether the chain's deltas plus ``new_bytes`` would pass ``max_delta_share`` of its base."""
+    stored = sum(s.size_bytes for s in chain[1:])
+    return stored + new_bytes > policy.max_delta_share * chain[0].size_bytes
 
 
 # --------------------------------------------------------------------------- new states
@@ -315,7 +332,15 @@ def refresh_index(
                 rows = cached.count() if cached is not None else 0
             result.delta_rows = rows
             deltas = len(chain) - 1
-            if deltas + 1 > policy.max_deltas or _stored_rows(chain) + rows > policy.max_delta_rows:
+            compact = (
+                deltas + 1 > policy.max_deltas or _stored_rows(chain) + rows > policy.max_delta_rows
+            )
+            got = collected
+            if not compact and got is None and cached is not None and rows:
+                got = cached.toArrow()  # within max_delta_rows: small enough for the driver
+            if not compact and got is not None and rows:
+                compact = _over_share(chain, ipc_size(got.select(list(DELTA_COLUMNS))), policy)
+            if compact:
                 extra = cached if collected is None else frame_of(spark, collected)
                 built, how = _fold(table, spark, definition, chain, extra, target)
                 try:
@@ -327,9 +352,6 @@ def refresh_index(
                     vacuum(table, policy.vacuum_grace_seconds)
             else:
                 files: dict[str, pa.Table] = {}
-                got = collected
-                if got is None and cached is not None and rows:
-                    got = cached.toArrow()
                 if got is not None and rows:
                     files[DELTA_FILE] = got.select(list(DELTA_COLUMNS))
                 meta = {"delta_rows": rows, "from_instant": head.instant}

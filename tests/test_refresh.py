@@ -6,6 +6,7 @@ hold matching rows (read unit by unit), and pruned reads with full reads.
 
 from __future__ import annotations
 
+import math
 import shutil
 import warnings
 from pathlib import Path
@@ -27,6 +28,7 @@ from tests.tables import (
     rows_by_location,
     sorted_rows,
     true_locations,
+    true_locations_each,
     write_rows,
 )
 
@@ -47,9 +49,8 @@ QUERIES = (
 def _check_every_instant(spark: Any, table: Table, queries: tuple[str, ...] = QUERIES) -> None:
     """At every instant: indexes select a superset of the truth; pruned reads equal full reads."""
     for inst in table.timeline():
-        by_loc = rows_by_location(table, inst.id)
-        for where in queries:
-            truth = true_locations(spark, where, by_loc)
+        truths = true_locations_each(spark, queries, rows_by_location(table, inst.id))
+        for where, truth in truths.items():
             plan = table.plan(where, as_of=inst.id)
             selected = {u.location for u in plan.units}
             assert truth <= selected, (inst.id, where, truth - selected)
@@ -71,7 +72,9 @@ def _selected(table: Table, where: str, index: str) -> set[str] | None:
 def table(spark: Any, tmp_path: Path) -> Table:
     path = tmp_path / "t"
     write_rows(spark, path, make_rows(range(0, 600), 1), mode="bulk_insert", file_groups=6)
-    t = open_table(path)
+    # these tests follow delta chains: a small commit must not fold them on bytes alone
+    # (test_deltas_past_their_share_of_the_base_are_folded checks that rule)
+    t = open_table(path, refresh_policy=RefreshPolicy(max_delta_share=math.inf))
     for typ in TYPES:
         t.build_index("k", type=typ, spark=spark)
     t.build_index("id", type="sieve", name="id_sieve", spark=spark)
@@ -106,7 +109,9 @@ def test_refresh_inserts_and_deletes_then_compact(spark: Any, table: Table) -> N
     before = table.describe_index("k_exact")
     assert before["deltas"] == 1 and before["delta_rows"] > 0
     compacted = {r.index: r for r in table.compact(spark=spark)}
-    assert compacted["k_exact"].action == "compacted"
+    # ORC partitions (what a Spark build writes) are folded by a rebuild, the others in place
+    assert compacted["k_exact"].action == "rebuilt"
+    assert {compacted[n].action for n in ("k_sieve", "k_zonemap", "k_bloom")} == {"compacted"}
     assert table.describe_index("k_exact")["deltas"] == 0
     # after compaction the exact index answers exactly: deleted keys are gone
     by_loc = rows_by_location(table)
@@ -117,13 +122,46 @@ def test_refresh_inserts_and_deletes_then_compact(spark: Any, table: Table) -> N
 
 def test_compaction_threshold_folds_deltas(spark: Any, table: Table) -> None:
     path = Path(table.path)
-    policy = RefreshPolicy(max_deltas=2)
+    policy = RefreshPolicy(max_deltas=2, max_delta_share=math.inf)
     for i in range(3):
         write_rows(spark, path, make_rows(range(600 + 10 * i, 610 + 10 * i), 4 + i), mode="upsert")
         results = {r.index: r for r in table.refresh("k_zonemap", spark=spark, policy=policy)}
         expected = "delta" if i < 2 else "compacted"
         assert results["k_zonemap"].action == expected
     assert table.describe_index("k_zonemap")["deltas"] == 0
+    _check_every_instant(spark, table)
+
+
+def test_deltas_past_their_share_of_the_base_are_folded(spark: Any, table: Table) -> None:
+    """Past ``max_delta_share`` of the base's bytes a refresh folds; the new base is a build's size."""
+    path = Path(table.path)
+    write_rows(spark, path, make_rows(range(600, 690), 5), mode="upsert")
+    write_rows(spark, path, make_rows(range(0, 30), 5, version=2), mode="delete")
+    chained = RefreshPolicy(max_delta_share=math.inf)
+    assert table.refresh("k_zonemap", spark=spark, policy=chained)[0].action == "delta"
+    delta = table.index("k_zonemap").latest()
+    base = table.index("k_zonemap").chain(delta)[0]
+    assert delta.size_bytes > 0.2 * base.size_bytes, "the change must pass the default share"
+    for name in ("k_sieve", "k_zonemap", "k_bloom", "k_exact"):
+        result = table.refresh(name, spark=spark, policy=RefreshPolicy())[0]
+        head = table.index(name).latest()
+        if name != "k_zonemap":
+            way = "rebuilt" if name == "k_exact" else "compacted"  # exact: ORC, as built
+            assert result.action in ("delta", way), (name, result.action)
+        chain = table.index(name).chain(head)
+        share = sum(s.size_bytes for s in chain[1:]) / chain[0].size_bytes
+        assert share <= 0.2 or result.action != "delta", (name, share)
+    # the zone map's chain (base + the delta above) passes 20%: the next commit folds it
+    write_rows(spark, path, make_rows(range(700, 705), 6), mode="upsert")
+    folded = table.refresh("k_zonemap", spark=spark, policy=RefreshPolicy())[0]
+    assert folded.action == "compacted" and not table.index("k_zonemap").latest().is_delta
+    for name in ("k_sieve", "k_zonemap", "k_bloom", "k_exact"):
+        typ = name.split("_", 1)[1]
+        fresh = f"fresh_{typ}"
+        table.build_index("k", type=typ, name=fresh, spark=spark)
+        now = table.describe_index(name)["size_bytes"]
+        built = table.describe_index(fresh)["size_bytes"]
+        assert now <= 1.25 * built, (name, now, built)
     _check_every_instant(spark, table)
 
 
@@ -225,7 +263,7 @@ def test_explain_counts_the_bytes_of_base_and_deltas(spark: Any, table: Table) -
 
 def test_corrupt_middle_delta_keeps_the_states_before_it(spark: Any, table: Table) -> None:
     """Base, delta 1, delta 2 (unreadable), delta 3: lookups use base + delta 1, stale from its instant."""
-    policy = RefreshPolicy(max_deltas=10, max_delta_rows=10**9)
+    policy = RefreshPolicy(max_deltas=10, max_delta_rows=10**9, max_delta_share=math.inf)
     states = []
     for i, keys in enumerate((range(600, 620), range(700, 720), range(800, 820))):
         write_rows(spark, Path(table.path), make_rows(keys, 9 + i), mode="upsert")
@@ -276,7 +314,7 @@ def chained(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
     t = open_table(path)
     for typ in TYPES:
         t.build_index("k", type=typ, spark=spark)
-    policy = RefreshPolicy(max_deltas=10, max_delta_rows=10**9)
+    policy = RefreshPolicy(max_deltas=10, max_delta_rows=10**9, max_delta_share=math.inf)
     commits = (
         ("upsert", range(600, 630)),
         ("delete", range(0, 60, 7)),
@@ -286,8 +324,13 @@ def chained(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, A
     for i, (mode, keys) in enumerate(commits):
         write_rows(spark, path, make_rows(keys, 20 + i, version=i + 1), mode=mode)
         t.refresh(spark=spark, policy=policy)
-    truth = {inst.id: rows_by_location(t, inst.id) for inst in t.timeline()}
-    return {"path": path, "truth": truth}
+    # Spark SQL's answer per instant and query, computed once: the damage the
+    # test draws changes the index, never the table
+    truths: dict[tuple[str, str], set[str]] = {}
+    for inst in t.timeline():
+        each = true_locations_each(spark, QUERIES, rows_by_location(t, inst.id))
+        truths.update(((inst.id, where), truth) for where, truth in each.items())
+    return {"path": path, "truths": truths}
 
 
 @settings(
@@ -321,11 +364,9 @@ def test_damaged_index_files_never_lose_rows(
     table = open_table(work)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        for inst_id, by_loc in chained["truth"].items():
-            for where in QUERIES:
-                truth = true_locations(spark, where, by_loc)
-                selected = {u.location for u in table.plan(where, as_of=inst_id).units}
-                assert truth <= selected, (victims, inst_id, where, truth - selected)
+        for (inst_id, where), truth in chained["truths"].items():
+            selected = {u.location for u in table.plan(where, as_of=inst_id).units}
+            assert truth <= selected, (victims, inst_id, where, truth - selected)
 
 
 def test_racing_refresh_commits_once(
@@ -340,7 +381,9 @@ def test_racing_refresh_commits_once(
         frame = real(*args, **kwargs)
         if not raced:  # another process commits the same refresh meanwhile
             raced.append(None)
-            raced[0] = open_table(table.path).refresh("k_exact", spark=spark)
+            raced[0] = open_table(table.path, refresh_policy=table.refresh_policy).refresh(
+                "k_exact", spark=spark
+            )
         return frame
 
     monkeypatch.setattr(refresh_mod, "delta_frame", racing)
@@ -396,6 +439,7 @@ def test_delta_larger_than_the_row_limit_is_folded(spark: Any, table: Table) -> 
     write_rows(spark, Path(table.path), make_rows(range(600, 640), 3), mode="upsert")
     policy = RefreshPolicy(max_deltas=10, max_delta_rows=3)
     results = {r.index: r for r in table.refresh("k_exact", spark=spark, policy=policy)}
-    assert results["k_exact"].action == "compacted" and results["k_exact"].delta_rows > 3
+    # the exact index's partitions are the ORC files a Spark build writes: folding rebuilds
+    assert results["k_exact"].action == "rebuilt" and results["k_exact"].delta_rows > 3
     assert table.describe_index("k_exact")["deltas"] == 0
     _check_every_instant(spark, table)

@@ -18,6 +18,7 @@ groups), as copy-on-write and as merge-on-read, one run measures:
 
 from __future__ import annotations
 
+import math
 import random
 import shutil
 import statistics
@@ -177,7 +178,9 @@ def run_table(
 
     path = workdir / f"timeline_{table_type}"
     _prepare(spark, source_table, path, table_type, True)
-    policy = RefreshPolicy(max_deltas=commits + 1, max_delta_rows=10_000_000)
+    policy = RefreshPolicy(
+        max_deltas=commits + 1, max_delta_rows=10_000_000, max_delta_share=math.inf
+    )
     table = open_table(path, refresh_policy=policy)
     first = table.timeline()[0].id
     out: dict[str, Any] = {"table_type": table_type, "path": str(path), "first_instant": first}

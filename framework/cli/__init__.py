@@ -126,6 +126,12 @@ def build_parser() -> argparse.ArgumentParser:
             default=1_000_000,
             help="compact past this many stored delta rows",
         )
+        sp.add_argument(
+            "--max-delta-share",
+            type=float,
+            default=0.2,
+            help="compact once the deltas' bytes pass this share of the base's (default 0.2)",
+        )
         sp.add_argument("--vacuum", action="store_true", help="vacuum after compacting")
     ck = isub.add_parser("check", help="verify the checksum of every index commit and data file")
     rp = isub.add_parser(

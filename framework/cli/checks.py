@@ -20,6 +20,7 @@ _BOUNDS: dict[str, tuple[float, bool]] = {
     "grace_seconds": (0.0, True),
     "max_deltas": (0.0, True),
     "max_delta_rows": (0.0, True),
+    "max_delta_share": (0.0, True),
     "max_mb": (0.0, True),
     "limit": (0.0, True),
     "queries": (1.0, True),

@@ -132,6 +132,7 @@ def _maintain(table: Any, args: argparse.Namespace) -> int:
     policy = RefreshPolicy(
         max_deltas=args.max_deltas,
         max_delta_rows=args.max_delta_rows,
+        max_delta_share=args.max_delta_share,
         vacuum_after_compaction=args.vacuum,
         vacuum_grace_seconds=args.grace_seconds if args.grace_seconds is not None else 3600.0,
     )

@@ -12,8 +12,9 @@ the store writes. So a compaction holds the whole index on the driver once
 relation, provided the delta is consistent with the relation the index
 reflects (it removes only rows that were there).
 
-An index of more than :data:`DRIVER_COMPACTION_PAIRS` pairs is not compacted
-on the driver: :func:`apply_delta` answers ``None`` and the framework
+An index whose partitions Spark wrote as ORC (format 3, what a build writes
+when it knows the locations), or of more than :data:`DRIVER_COMPACTION_PAIRS`
+pairs, is not compacted on the driver: :func:`apply_delta` answers ``None`` and the framework
 rebuilds the index at the target instant, a Spark job whose tasks write the
 partitions (the driver holds one row per partition).
 """
@@ -29,6 +30,7 @@ import pyarrow as pa
 from lakesieve.indexes.exact.build import layout_on_driver
 from lakesieve.indexes.exact.loading import all_pairs
 from lakesieve.indexes.exact.params import parse_exact_options
+from lakesieve.indexes.exact.partitioned import PartitionedExactIndex
 from lakesieve.model import BuiltIndex
 
 if TYPE_CHECKING:
@@ -82,8 +84,13 @@ def apply_delta(
 
     Returns:
         The new index, or ``None`` (rebuild it) when it holds more than
-        :data:`DRIVER_COMPACTION_PAIRS` pairs.
+        :data:`DRIVER_COMPACTION_PAIRS` pairs or its partitions are the ORC
+        files a Spark build writes (format 3): a driver merge would store them
+        as Arrow, several times larger, so compaction writes what a build does.
     """
+    if isinstance(index, PartitionedExactIndex) and index.codes is not None:
+        log.info("exact index of ORC partitions: rebuilt by Spark, as a build writes it")
+        return None
     pairs = int(index.describe()["entries"])
     if pairs > DRIVER_COMPACTION_PAIRS:
         log.info(
