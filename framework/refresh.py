@@ -176,8 +176,13 @@ def _fold(
     chain: list[IndexState],
     extra: DataFrame | None,
     target: Instant,
-) -> tuple[BuiltIndex, str]:
-    """A new base at ``target``: the chain's base with every delta folded in (or a rebuild)."""
+    rebuild: bool = True,
+) -> tuple[BuiltIndex | None, str]:
+    """A new base at ``target``: the chain's base with every delta folded in (or a rebuild).
+
+    Without ``rebuild``, an index type that cannot fold in place
+    (``apply_delta`` answers ``None``) gets ``None`` instead of a rebuild.
+    """
     from pyspark.sql import functions as F
 
     base_obj = table.load(definition, chain[0])
@@ -199,6 +204,8 @@ def _fold(
         spark, base_obj, delta, definition.params
     )
     if built is None:
+        if not rebuild:
+            return None, "delta"
         return build_state(table, definition, target, spark), "rebuilt"
     if not isinstance(built, BuiltIndex):
         raise LakesieveError(
@@ -332,17 +339,25 @@ def refresh_index(
                 rows = cached.count() if cached is not None else 0
             result.delta_rows = rows
             deltas = len(chain) - 1
-            compact = (
+            # past max_deltas or max_delta_rows the chain is folded, by a rebuild if need
+            # be; past max_delta_share only where the index type folds in place
+            must = (
                 deltas + 1 > policy.max_deltas or _stored_rows(chain) + rows > policy.max_delta_rows
             )
             got = collected
-            if not compact and got is None and cached is not None and rows:
+            if not must and got is None and cached is not None and rows:
                 got = cached.toArrow()  # within max_delta_rows: small enough for the driver
-            if not compact and got is not None and rows:
-                compact = _over_share(chain, ipc_size(got.select(list(DELTA_COLUMNS))), policy)
-            if compact:
+            may = (
+                not must
+                and got is not None
+                and rows > 0
+                and _over_share(chain, ipc_size(got.select(list(DELTA_COLUMNS))), policy)
+            )
+            built: BuiltIndex | None = None
+            if must or may:
                 extra = cached if collected is None else frame_of(spark, collected)
-                built, how = _fold(table, spark, definition, chain, extra, target)
+                built, how = _fold(table, spark, definition, chain, extra, target, rebuild=must)
+            if built is not None:
                 try:
                     _commit_state(table, name, head, built, target, "base", None)
                 except _HeadMoved:
@@ -402,6 +417,7 @@ def compact_index(
         target = Instant(head.instant_sort_key, head.instant)
         spark = spark or get_spark()
         built, how = _fold(table, spark, definition, chain, None, target)
+        assert built is not None  # a rebuild where the type cannot fold in place
         try:
             _commit_state(table, name, head, built, target, "base", None)
         except _HeadMoved:

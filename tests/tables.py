@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import itertools
+import math
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,9 +19,15 @@ from typing import Any
 import pyarrow as pa
 from lakesieve.files.arrow_frame import frame_of
 from lakesieve.model import WriteOptions
+from lakesieve.refresh import RefreshPolicy
 from lakesieve.table import Table, write
 
 LOC = "__location"
+
+#: The default policy without its byte rule: tests of how deltas are read,
+#: stored and chained keep their delta states however small the base
+#: (``max_delta_share`` has its own tests in test_refresh.py).
+CHAINS = RefreshPolicy(max_delta_share=math.inf)
 WORDS = ["amber", "birch", "cedar", "delta", "ember", "fjord", "grove", "heath", "iris", "juniper"]
 
 

@@ -22,7 +22,7 @@ from lakesieve.cli import main
 from lakesieve.index_health import CHECKSUMS, CORRUPT_FILE, SIZES, index_health
 from lakesieve.planner import LakesieveWarning
 
-from tests.tables import expected_from, make_rows, rows_by_location, sorted_rows, write_rows
+from tests.tables import CHAINS, expected_from, make_rows, rows_by_location, sorted_rows, write_rows
 
 pytestmark = pytest.mark.spark
 
@@ -38,7 +38,7 @@ def source(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     table.build_index("k", type="sieve", spark=spark)
     table.build_index("k", type="exact", spark=spark)
     write_rows(spark, path, make_rows(range(600, 700), 2), mode="upsert")
-    results = table.refresh(spark=spark)
+    results = table.refresh(spark=spark, policy=CHAINS)
     assert sorted(r.action for r in results) == ["delta", "delta"]
     return path
 

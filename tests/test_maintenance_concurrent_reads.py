@@ -55,7 +55,7 @@ from lakesieve.table import open as open_table
 
 from tests.conftest import child_spark_env
 from tests.store_helpers import add_index, delta_table
-from tests.tables import expected_rows, hudi_rs_rows, make_rows, sorted_rows, write_rows
+from tests.tables import CHAINS, expected_rows, hudi_rs_rows, make_rows, sorted_rows, write_rows
 
 COLUMNS = ("id", "k", "s", "d", "amount", "part", "version")
 INDEXES = (("k", "sieve"), ("id", "exact"))
@@ -101,7 +101,7 @@ def source(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     for column, typ in INDEXES:
         table.build_index(column, type=typ, spark=spark)
     _change(spark, path, 0)
-    table.refresh(spark=spark)
+    table.refresh(spark=spark, policy=CHAINS)
     assert all(d.latest().is_delta for d in table.indexes())  # type: ignore[union-attr]
     return path
 
@@ -301,7 +301,7 @@ def maintain(path: str, stop: str, report: str) -> None:
         rounds = 0
         while not os.path.exists(stop):
             rounds += 1
-            results = table.refresh(spark=spark)
+            results = table.refresh(spark=spark, policy=CHAINS)  # chains for compact to fold
             note(
                 step="refresh",
                 instants=[r.to_instant for r in results],

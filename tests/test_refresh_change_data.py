@@ -27,6 +27,7 @@ from lakesieve.table import open as open_table
 from lakesieve.table import write
 
 from tests.tables import (
+    CHAINS,
     check_compacted_exact,
     check_refreshed_k,
     df_of,
@@ -74,7 +75,7 @@ def test_refresh_from_change_data_equals_a_fresh_build(
         table.build_index("k", type="sieve", name="k_sieve", spark=spark)
         for mode, ids, seed in ops:
             _write(spark, path, mode, rows_with_random_k(ids, seed))
-        results = {r.index: r for r in table.refresh(spark=spark)}
+        results = {r.index: r for r in table.refresh(spark=spark, policy=CHAINS)}
         refreshed = results["k_exact"]
         assert refreshed.action == "delta", refreshed
         # writes rewrite existing file groups (inserts go to the small ones): every touched
@@ -252,7 +253,7 @@ def test_unreadable_change_data_falls_back_to_whole_reads(
             )
         )
     with pytest.warns(LakesieveWarning, match=r"change data of .* cannot be read"):
-        result = table.refresh(spark=spark)[0]
+        result = table.refresh(spark=spark, policy=CHAINS)[0]
     assert result.action == "delta" and result.locations_from_change_data == 0, result
     assert result.locations_read > 0
     check_compacted_exact(
@@ -312,7 +313,7 @@ def test_typed_and_partition_columns(spark: Any, tmp_path: Path) -> None:
     write(path, df_of(spark, changed), format="hudi", options=upsert, spark=spark)
     with warnings.catch_warnings():
         warnings.simplefilter("error", LakesieveWarning)
-        results = {r.index: r for r in table.refresh(spark=spark)}
+        results = {r.index: r for r in table.refresh(spark=spark, policy=CHAINS)}
     for column in ("s", "d", "amount"):
         assert results[f"x_{column}"].locations_from_change_data > 0, results[f"x_{column}"]
         assert results[f"x_{column}"].locations_read == 0, results[f"x_{column}"]
@@ -353,7 +354,7 @@ def test_change_data_beside_new_file_groups(spark: Any, tmp_path: Path) -> None:
         mode="upsert", record_key=("id",), precombine="version", small_file_limit_bytes=0
     )
     write(path, df_of(spark, rows), format="hudi", options=options, spark=spark)
-    result = table.refresh(spark=spark)[0]
+    result = table.refresh(spark=spark, policy=CHAINS)[0]
     assert result.locations_from_change_data > 0 and result.locations_read > 0, result
     table.compact("k_exact", spark=spark)
     table.build_index("k", type="exact", name="k_fresh", spark=spark)

@@ -142,7 +142,7 @@ def test_refresh_keeps_nan_and_negative_zero(spark: Any, table: tuple[Table, Pat
     t, path = table
     _check(spark, t, path, "fresh build")
     _append_specials(spark, path)
-    results = t.refresh(spark=spark)
+    results = t.refresh(spark=spark, policy=RefreshPolicy(max_delta_share=math.inf))
     assert {r.action for r in results} == {"delta"}, [r.to_dict() for r in results]
     _check(spark, t, path, "after refresh (delta states)")
     results = t.compact(spark=spark)

@@ -28,6 +28,7 @@ from lakesieve.table import open as open_table
 from lakesieve.table import write
 
 from tests.tables import (
+    CHAINS,
     check_compacted_exact,
     check_refreshed_k,
     df_of,
@@ -71,7 +72,7 @@ def test_refreshed_index_equals_a_fresh_build(
         table.build_index("k", type="sieve", name="k_sieve", spark=spark)
         for mode, ids, seed in ops:
             _write(spark, path, mode, rows_with_random_k(ids, seed), table_type)
-        results = {r.index: r for r in table.refresh(spark=spark)}
+        results = {r.index: r for r in table.refresh(spark=spark, policy=CHAINS)}
         refreshed = results["k_exact"]
         assert refreshed.action == "delta", refreshed
         if all(mode == "upsert" for mode, _, _ in ops):
@@ -232,7 +233,7 @@ def test_unreadable_stamps_fall_back_to_whole_reads(
     _write(spark, path, "upsert", rows_with_random_k(list(range(0, 120, 5)), 2), "cow")
     monkeypatch.setattr(refresh_plan, "stamped_delta", broken)
     with pytest.warns(LakesieveWarning, match="write times unreadable"):
-        result = table.refresh(spark=spark)[0]
+        result = table.refresh(spark=spark, policy=CHAINS)[0]
     assert result.action == "delta" and result.locations_stamped == 0, result
     assert result.locations_read > 0
     monkeypatch.undo()
@@ -294,7 +295,7 @@ def test_rows_written_since_start_are_read_from_log_files_alone(spark: Any, tmp_
     kept = logs_only(tuple(moved.values()), tuple(whole.values()), changes.written_in_logs)
     assert next(u for u in kept if u.location == next(iter(narrowed))).base_file is not None
 
-    result = table.refresh(spark=spark)[0]
+    result = table.refresh(spark=spark, policy=CHAINS)[0]
     assert result.action == "delta" and result.locations_stamped > 0, result
     from_logs = sum(1 for u in narrowed.values() if u.base_file is None)
     assert from_logs > 0 and result.locations_from_logs == from_logs, result

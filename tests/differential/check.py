@@ -20,6 +20,7 @@ predicates run one by one, so an error is reported against its predicate):
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections import Counter
 from collections.abc import Callable, Collection, Sequence
@@ -30,6 +31,7 @@ from typing import Any
 import lakesieve
 import pyarrow as pa
 from lakesieve.errors import PredicateError
+from lakesieve.refresh import RefreshPolicy
 
 from . import formats
 from .batch import collect_each
@@ -134,7 +136,10 @@ class Case:
         self.history += [m.kind for m in mutations]
         if refresh:
             self.history.append("refresh")
-            refreshed = self.table.refresh(spark=self.spark)
+            # deltas kept however small the base: the share exercises the delta overlay
+            refreshed = self.table.refresh(
+                spark=self.spark, policy=RefreshPolicy(max_delta_share=math.inf)
+            )
             # indexes brought up to date by a delta (not rebuilt, not skipped)
             self.tally.refreshed += sum(r.action in ("delta", "compacted") for r in refreshed)
             # locations whose refresh read their change data files (hudi-cow-cdc)
