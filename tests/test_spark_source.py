@@ -124,6 +124,31 @@ def test_two_queries_at_once_on_one_relation_get_their_own_files(
         assert got[i] == expected_rows(spark, path, where), where
 
 
+def test_a_table_kept_by_the_planner_sees_new_commits_and_index_states(
+    spark: Any, tmp_path: Path
+) -> None:
+    """The planner reuses the table it opened: a commit, then a refresh, are each seen by the next query."""
+    path = tmp_path / "kept"
+    write_rows(spark, path, make_rows(range(0, 400), 1), mode="bulk_insert", file_groups=4)
+    lakesieve.open(path).build_index("k", type="sieve", spark=spark)
+    spark.sql(
+        f"CREATE OR REPLACE TEMPORARY VIEW kept_table USING lakesieve OPTIONS (path '{path}')"
+    )
+    where = "k >= 120"
+    query = f"SELECT * FROM kept_table WHERE {where}"
+    assert sorted_rows(spark.sql(query)) == expected_rows(spark, str(path), where)
+    write_rows(spark, path, make_rows(range(400, 460), 2), mode="upsert")
+    write_rows(spark, path, make_rows(range(0, 400, 7), 3, version=1), mode="delete")
+    latest = lakesieve.open(path).timeline()[-1].id
+    stale = _plan(spark.sql(query))
+    assert f"at {latest}" in stale and "stale" in stale
+    assert sorted_rows(spark.sql(query)) == expected_rows(spark, str(path), where)
+    lakesieve.open(path).refresh(spark=spark)
+    fresh = _plan(spark.sql(query))
+    assert f"at {latest}" in fresh and "k_sieve (sieve)" in fresh and "stale" not in fresh
+    assert sorted_rows(spark.sql(query)) == expected_rows(spark, str(path), where)
+
+
 def test_unreadable_index_costs_a_full_scan_not_rows(
     spark: Any, tables: dict[str, str], tmp_path: Path
 ) -> None:

@@ -9,6 +9,12 @@ indexes widen the selection, never narrow it) and answers with the frame
 and a line describing the selection. The Java side hands a frame that is a
 plain Parquet scan to Spark's own Parquet scan, and runs any other as it is.
 
+The planner keeps the tables it opened for a few minutes (per options), so
+that the format's answers about a completed instant (its snapshot, its
+schema) and the indexes loaded per state are not read again for every scan;
+each plan still lists the timeline and the index log afresh. Scans of one
+table plan one at a time.
+
 Errors a user caused come back as their one-line message; Spark raises it as
 an ``IllegalArgumentException``.
 """
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from lakesieve.errors import LakesieveError, OptionError
@@ -32,6 +39,7 @@ from lakesieve.spark_source.scan import (
 )
 
 if TYPE_CHECKING:
+    from lakesieve.table import Table
     from pyspark.sql import SparkSession
 
 _JAVA_PLANNERS = "org.lakesieve.spark.Planners"
@@ -39,6 +47,9 @@ _lock = threading.Lock()
 _registered: dict[int, ScanPlanner] = {}
 #: Schemas remembered per (options, table, instant); the oldest goes first.
 _SCHEMAS_KEPT = 64
+#: Open tables kept per options, and for how long (seconds) one is reused.
+_TABLES_KEPT = 16
+_TABLE_SECONDS = 300.0
 
 
 def _message(exc: BaseException, what: str) -> str:
@@ -63,6 +74,24 @@ class ScanPlanner:
     def __init__(self, spark: SparkSession) -> None:
         self._spark = spark
         self._schemas: dict[tuple[str, str, str | None], str] = {}
+        self._tables: dict[str, tuple[Table, threading.Lock, float]] = {}
+
+    def _table(self, options: dict[str, str]) -> tuple[Table, threading.Lock]:
+        """The table ``options`` name, opened at most ``_TABLE_SECONDS`` ago, and its planning lock."""
+        key = json.dumps(options, sort_keys=True)
+        now = time.monotonic()
+        with _lock:
+            known = self._tables.get(key)
+            if known is not None and now - known[2] < _TABLE_SECONDS:
+                return known[0], known[1]
+        table = table_from_options(options)
+        guard = threading.Lock()
+        with _lock:
+            self._tables.pop(key, None)
+            if len(self._tables) >= _TABLES_KEPT:
+                self._tables.pop(next(iter(self._tables)))
+            self._tables[key] = (table, guard, now)
+        return table, guard
 
     def schema(self, options_json: str) -> str:
         """The table's Spark schema for these options, as JSON (or ``{"error": ...}``).
@@ -74,13 +103,15 @@ class ScanPlanner:
         try:
             options = json.loads(options_json)
             _check_options(options)
-            table = table_from_options(options)
-            plan = table.plan(None, option(options, "asOf"), "UTC")
+            table, guard = self._table(options)
+            with guard:
+                plan = table.plan(None, option(options, "asOf"), "UTC")
             instant = plan.table_instant.id if plan.table_instant else None
             key = (json.dumps(options, sort_keys=True), table.path, instant)
             known = self._schemas.get(key)
             if known is None:
-                names = table.schema(instant).names
+                with guard:
+                    names = table.schema(instant).names
                 frame = frame_of_units(self._spark, table, plan, names)
                 fields = [
                     {**f, "nullable": True} for f in json.loads(frame.schema.json())["fields"]
@@ -103,13 +134,14 @@ class ScanPlanner:
             request = json.loads(request_json)
             options = request["options"]
             _check_options(options)
-            table = table_from_options(options)
+            table, guard = self._table(options)
             where = filters_to_predicate(request["filters"])
-            # filter values are typed (instants carry their zone): no session zone applies
-            plan = table.plan(where, option(options, "asOf"), "UTC")
             wanted = StructType.fromJson(request["schema"])
-            frame = conform(frame_of_units(self._spark, table, plan, wanted.names), wanted)
-            description = describe_scan(plan, table)
+            with guard:
+                # filter values are typed (instants carry their zone): no session zone applies
+                plan = table.plan(where, option(options, "asOf"), "UTC")
+                frame = conform(frame_of_units(self._spark, table, plan, wanted.names), wanted)
+                description = describe_scan(plan, table)
             log.info(description)
             return answers.of(frame._jdf, description)
         except Exception as exc:
