@@ -230,6 +230,40 @@ def test_bad_input_no_traceback_in_a_real_process(cli_table: Path) -> None:
     assert proc.stderr.strip().startswith("lakesieve: error: malformed predicate")
 
 
+def test_query_and_explain_open_the_format_once_and_bind_once(
+    cli_table: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The command-line checks hand their opened table and plan on: one format detection, one bind."""
+    from lakesieve import expressions, registry
+    from lakesieve import table as table_module
+
+    opened: list[str] = []
+    bound: list[str] = []
+    real_open, real_bind = registry.open_format, table_module.bind
+
+    def counted_open(*args: Any, **kwargs: Any) -> Any:
+        opened.append(str(args[0]))
+        return real_open(*args, **kwargs)
+
+    def counted_bind(*args: Any, **kwargs: Any) -> Any:
+        bound.append(str(args[0]))
+        return real_bind(*args, **kwargs)
+
+    monkeypatch.setattr(registry, "open_format", counted_open)
+    monkeypatch.setattr(table_module, "bind", counted_bind)
+    monkeypatch.setattr(expressions, "bind", counted_bind)
+    for command in (
+        ["query", str(cli_table), "--where", "k = 5", "--engine", "arrow"],
+        ["explain", str(cli_table), "--where", "k = 5", "--json"],
+    ):
+        opened.clear()
+        bound.clear()
+        assert main(command) == 0
+        assert capsys.readouterr().out
+        assert len(opened) == 1, (command[0], opened)
+        assert bound == ["k = 5"], (command[0], bound)
+
+
 def test_explain_does_not_start_spark(cli_table: Path) -> None:
     code = (
         "import sys, json; from lakesieve.cli import main; rc = main(['explain', sys.argv[1], '--where', 'k = 3', '--json']);"

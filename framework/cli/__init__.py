@@ -242,12 +242,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         from lakesieve.cli.preflight import preflight
 
         validate_args(args)  # every value, before a table is opened or Spark starts
-        preflight(args)  # every name (table, format, column, index, predicate); still no Spark
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            code = int(args.func(args) or 0)
-        for w in caught:
-            print(f"lakesieve: warning: {w.message}", file=sys.stderr)
+            try:
+                # every name (table, format, column, index, predicate); still no Spark
+                preflight(args)
+                code = int(args.func(args) or 0)
+            finally:
+                for w in caught:
+                    print(f"lakesieve: warning: {w.message}", file=sys.stderr)
         return code
     except LakesieveError as exc:
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

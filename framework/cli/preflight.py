@@ -8,6 +8,11 @@ metadata only (a log listing, a schema, Parquet footers), so a command that
 cannot succeed fails in one line without paying for a Spark start-up.
 
 Every error names the command-line flag at fault.
+
+What the checks opened is handed on: ``explain`` and ``query`` find the
+table and its plan (the bound predicate, the indexes' selection) in
+``args.opened`` (:class:`Opened`), so the command opens the format and binds
+the predicate once.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from __future__ import annotations
 import argparse
 import os
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from lakesieve import registry
@@ -32,6 +38,14 @@ KEYED_MODES = frozenset({"upsert", "delete"})
 
 #: index commands whose ``--name`` / NAME must be an existing index
 _EXISTING_INDEX = frozenset({"describe", "drop", "refresh", "compact"})
+
+
+@dataclass
+class Opened:
+    """What the checks opened for the command: the table, and the query's plan where one was made."""
+
+    table: Any
+    plan: Any = None
 
 
 def detected_format(path: str) -> str | None:
@@ -145,8 +159,10 @@ def _open(args: argparse.Namespace) -> Any:
     root = os.path.abspath(args.table)
     if not os.path.exists(root):
         raise TableNotFoundError(f"no table at {root}: the path does not exist")
-    check_format_clash(root, getattr(args, "format", None))
-    return open_table(root, format=getattr(args, "format", None))
+    given = getattr(args, "format", None)
+    if given is not None:  # detected once to name a clash, then opened as told
+        check_format_clash(root, given)
+    return open_table(root, format=given)  # without --format: detected here, once
 
 
 def _check_column(table: Any, column: str) -> None:
@@ -187,7 +203,11 @@ def check_table_command(args: argparse.Namespace) -> None:
         return
     if command in ("explain", "query"):
         table = _open(args)
-        _check_where(table, args.where, args.as_of)
+        if command == "query" and args.refresh:  # planned after the refresh, by the command
+            _check_where(table, args.where, args.as_of)
+            args.opened = Opened(table)
+        else:
+            args.opened = Opened(table, table.plan(args.where, as_of=args.as_of))
         return
     if command in ("compare", "advise"):
         if command == "compare" and getattr(args, "html", None):

@@ -68,12 +68,24 @@ def cmd_write(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_explain(args: argparse.Namespace) -> int:
-    """``lakesieve explain``: what a query would read; no Spark."""
+def _opened(args: argparse.Namespace) -> tuple[Any, Any]:
+    """The table and plan the command-line checks made (``args.opened``), else the table opened now."""
+    opened = getattr(args, "opened", None)
+    if opened is not None:
+        return opened.table, opened.plan
     from lakesieve.table import open as open_table
 
-    table = open_table(args.table, format=args.format)
-    out = table.explain(args.where, as_of=args.as_of)
+    return open_table(args.table, format=args.format), None
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """``lakesieve explain``: what a query would read; no Spark."""
+    from lakesieve.query_plan import explain_plan
+
+    table, plan = _opened(args)
+    if plan is None:
+        plan = table.plan(args.where, as_of=args.as_of)
+    out = explain_plan(plan, table.path, table.format, args.where, args.as_of)
     if args.json:
         print_json(out)
         return 0
@@ -130,9 +142,7 @@ def cmd_query(args: argparse.Namespace) -> int:
     Spark job. ``spark`` and ``arrow`` force one engine (``arrow`` refuses a
     plan over ``--max-mb``).
     """
-    from lakesieve.table import open as open_table
-
-    table = open_table(args.table, format=args.format)
+    table, plan = _opened(args)
     spark: Any = None
     if args.refresh:  # starts Spark only when an index is behind the table
         print(f"refreshing the indexes of {table.path} ...", file=sys.stderr, flush=True)
@@ -140,7 +150,9 @@ def cmd_query(args: argparse.Namespace) -> int:
             print(
                 f"index {r.index}: {r.action} ({r.from_instant} -> {r.to_instant})", file=sys.stderr
             )
-    plan = table.plan(args.where, as_of=args.as_of)
+        plan = None  # the indexes moved on: plan again
+    if plan is None:
+        plan = table.plan(args.where, as_of=args.as_of)
     max_bytes = int(args.max_mb * 1024 * 1024) if args.max_mb is not None else None
     selected = sum(u.size_bytes for u in plan.units)
     engine = _query_engine(args.engine, selected, max_bytes)
