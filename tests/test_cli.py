@@ -131,7 +131,7 @@ def _run_without_spark(argv: list[str]) -> subprocess.CompletedProcess[str]:
         "import sys\n"
         "from lakesieve.cli import main\n"
         f"rc = main({argv!r})\n"
-        "from lakesieve import session\n"
+        "from lakesieve.spark import session\n"
         "assert session._session is None, 'a Spark session was started'\n"
         "sys.exit(rc)\n"
     )

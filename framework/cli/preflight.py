@@ -17,7 +17,7 @@ import os
 from collections.abc import Iterable
 from typing import Any
 
-from lakesieve import registry
+from lakesieve.contract import registry
 from lakesieve.errors import (
     AmbiguousFormatError,
     ColumnNotFoundError,
