@@ -17,11 +17,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from lakesieve.contract.hookspecs import hookimpl
 from lakesieve.errors import LakesieveError
-from lakesieve.hookspecs import hookimpl
 from lakesieve.model import WriteOptions
-from lakesieve.planner import LakesieveWarning
-from lakesieve.session import get_spark, on_session_conf, on_session_start
+from lakesieve.query.planner import LakesieveWarning
+from lakesieve.spark.session import get_spark, on_session_conf, on_session_start
 from lakesieve.table import Plan, Table, open, write
 
 __version__ = "0.1.0"
@@ -54,7 +54,7 @@ def _register_data_source(spark: Any) -> None:
     import warnings
 
     from lakesieve.python_source import register_data_source
-    from lakesieve.session import is_connect_session
+    from lakesieve.spark.session import is_connect_session
     from lakesieve.spark_source import register
 
     if is_connect_session(spark) or _jar_missing:

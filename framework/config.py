@@ -50,12 +50,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from lakesieve import registry
+from lakesieve.contract import registry
 from lakesieve.errors import LakesieveError, OptionError
 from lakesieve.expressions import resolve_column
-from lakesieve.index_health import broken_head
-from lakesieve.index_log import default_index_name
-from lakesieve.session import get_spark
+from lakesieve.maintenance.index_health import broken_head
+from lakesieve.spark.session import get_spark
+from lakesieve.store.index_log import default_index_name
 from lakesieve.table import open as open_table
 
 if TYPE_CHECKING:

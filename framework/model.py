@@ -2,7 +2,7 @@
 
 These are the nouns of ``DESIGN.md``: instants, locations, read units,
 snapshots, changes, key queries and built indexes. They hold data only; the
-behaviour lives in the plugins' objects (``lakesieve.contracts``).
+behaviour lives in the plugins' objects (``lakesieve.contract.protocols``).
 
 A **location** is an opaque string chosen by the format plugin. It is the unit
 of skipping: for Hudi ``"<partition path>/<file group id>"`` (or just the file

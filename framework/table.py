@@ -1,10 +1,10 @@
 """The table handle: ``lakesieve.open(path)`` and everything done with one table.
 
 A :class:`Table` is a facade over the parts that do the work: its
-:class:`~lakesieve.table_view.TableView` (timeline, schema and read units per
-instant), its :class:`~lakesieve.index_state.TableIndexes` (the index log,
-loaded states, overlays and fallbacks), :mod:`lakesieve.index_build`,
-:mod:`lakesieve.refresh` and :mod:`lakesieve.query_plan`. It builds, lists,
+:class:`~lakesieve.query.table_view.TableView` (timeline, schema and read units per
+instant), its :class:`~lakesieve.store.index_state.TableIndexes` (the index log,
+loaded states, overlays and fallbacks), :mod:`lakesieve.maintenance.index_build`,
+:mod:`lakesieve.maintenance.refresh` and :mod:`lakesieve.query.query_plan`. It builds, lists,
 describes and drops indexes, keeps them in step with the table, plans which
 locations a predicate needs, explains that plan without starting Spark, and
 reads the pruned rows.
@@ -20,30 +20,30 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from lakesieve import registry
-from lakesieve.arrow_read import read_plan_arrow
-from lakesieve.contracts import TableFormat
+from lakesieve.contract import registry
+from lakesieve.contract.protocols import TableFormat
 from lakesieve.errors import TableNotFoundError
 from lakesieve.expressions import bind, to_sql
 from lakesieve.expressions.time_zone import session_time_zone
-from lakesieve.index_build import build_declared, declare_index, same_definition
-from lakesieve.index_health import broken_head, drop_broken_states
-from lakesieve.index_log import IndexDefinition
-from lakesieve.index_state import TableIndexes
-from lakesieve.model import Instant, Snapshot, TableRef, WriteOptions
-from lakesieve.planner import LakesieveWarning, LoadedIndex, evaluate
-from lakesieve.query_plan import Plan, elapsed_ms, explain_plan
-from lakesieve.refresh import (
+from lakesieve.maintenance.index_build import build_declared, declare_index, same_definition
+from lakesieve.maintenance.index_health import broken_head, drop_broken_states
+from lakesieve.maintenance.refresh import (
     RefreshPolicy,
     RefreshResult,
     compact_index,
     refresh_index,
 )
-from lakesieve.repair import refresh_broken
-from lakesieve.session import get_spark, time_zone_of
+from lakesieve.maintenance.repair import refresh_broken
+from lakesieve.maintenance.vacuum import VacuumResult, vacuum
+from lakesieve.model import Instant, Snapshot, TableRef, WriteOptions
+from lakesieve.query.arrow_read import read_plan_arrow
+from lakesieve.query.planner import LakesieveWarning, LoadedIndex, evaluate
+from lakesieve.query.query_plan import Plan, elapsed_ms, explain_plan
+from lakesieve.query.table_view import TableView
+from lakesieve.spark.session import get_spark, time_zone_of
 from lakesieve.store import DEFAULT_DIRNAME, IndexStore
-from lakesieve.table_view import TableView
-from lakesieve.vacuum import VacuumResult, vacuum
+from lakesieve.store.index_log import IndexDefinition
+from lakesieve.store.index_state import TableIndexes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -231,7 +231,7 @@ class Table:
 
         Reads only the locations changed since each index's instant and
         stores the difference as a delta, compacting when ``policy`` says so
-        (see :mod:`lakesieve.refresh`). An index whose newest state fails to
+        (see :mod:`lakesieve.maintenance.refresh`). An index whose newest state fails to
         verify (a file missing, truncated or failing its checksum) is rebuilt
         instead, and its result says so (action ``rebuilt``). Spark starts
         (with ``spark_conf``) only when some index is behind the table or
@@ -388,7 +388,7 @@ class Table:
         selective queries the indexes narrow to a few locations, where a
         Spark job's start-up costs more than the read. The rows are gathered
         in the driver's memory; ``max_bytes`` refuses a query whose selected
-        locations exceed that size. See :mod:`lakesieve.arrow_read`.
+        locations exceed that size. See :mod:`lakesieve.query.arrow_read`.
         """
         if refresh if refresh is not None else self.auto_refresh:
             try:

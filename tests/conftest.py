@@ -69,7 +69,7 @@ def child_spark_env(env: dict[str, str]) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def spark() -> Iterator[object]:
     """One embedded SparkSession (``local[2]``, few shuffle partitions) for the whole run."""
-    from lakesieve.session import get_spark, stop_spark
+    from lakesieve.spark.session import get_spark, stop_spark
 
     session = get_spark(
         master=os.environ.get("LAKESIEVE_SPARK_MASTER", "local[2]"),

@@ -7,7 +7,7 @@ run on those folders it cannot resolve ``import lakesieve.x`` and reads every
 such name as ``Any``: a call from one module into another would go
 unchecked. This script lays the package out from symbolic links in a
 temporary folder, runs mypy there with the project's configuration (so the
-strict overrides for ``lakesieve.contracts`` and ``lakesieve.expressions``
+strict overrides for ``lakesieve.contract.protocols`` and ``lakesieve.expressions``
 apply by module name), and prints the report with the repository's paths::
 
     .venv/bin/python tests/mypy_package.py

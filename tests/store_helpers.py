@@ -21,9 +21,9 @@ from typing import Any, Literal
 import pyarrow as pa
 import pytest
 from deltalake import write_deltalake
-from lakesieve.index_log import add_state_action
 from lakesieve.model import BuiltIndex
 from lakesieve.store import IndexStore
+from lakesieve.store.index_log import add_state_action
 
 
 def delta_table(

@@ -19,7 +19,7 @@ from typing import Any
 import pyarrow as pa
 from lakesieve.files.arrow_frame import frame_of
 from lakesieve.model import WriteOptions
-from lakesieve.refresh import RefreshPolicy
+from lakesieve.maintenance.refresh import RefreshPolicy
 from lakesieve.table import Table, write
 
 LOC = "__location"

@@ -342,7 +342,7 @@ def test_the_cycle_finder_finds_cycles() -> None:
 
 def test_the_session_layer_depends_on_nothing_above_it() -> None:
     """The data source reaches the session through a start hook, not an import."""
-    assert [e.target for e in edges() if e.source == "lakesieve.session"] == []
+    assert [e.target for e in edges() if e.source == "lakesieve.spark.session"] == []
 
 
 def test_no_import_cycles_in_the_framework() -> None:

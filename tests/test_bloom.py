@@ -29,7 +29,7 @@ from lakesieve.indexes.bloom.filters import (
 )
 from lakesieve.indexes.bloom.hashing import key_hashes, mix64, value_hashes
 from lakesieve.indexes.bloom.lookup import BloomFormatError, BloomIndex, load_index
-from lakesieve.key_order import KeyOrder
+from lakesieve.keys.key_order import KeyOrder
 from lakesieve.model import BuiltIndex, KeyQuery
 from lakesieve.testing.index_contract import (
     draw_delta,
@@ -375,7 +375,7 @@ def test_spark_apply_delta(spark: Any) -> None:
 def test_one_shuffle_build_equals_local_build(spark: Any, key_type: str) -> None:
     """Rows coded by location, counted per pair after one shuffle: the local build's filters."""
     from lakesieve.indexes.bloom.build import filters_by_code, from_filter_rows
-    from lakesieve.location_codes import LocationCodes
+    from lakesieve.keys.location_codes import LocationCodes
 
     rows = [*_sample_rows(key_type), (None, "part=0/fg-0"), (None, "part=5/only-nulls")]
     names = sorted({loc for _, loc in rows})
@@ -418,7 +418,7 @@ def test_task_body_holds_distinct_hashes_and_builds_the_general_filters(
 ) -> None:
     """Hashes made distinct along the way (a tiny limit) give the filters of summed pairs."""
     from lakesieve.indexes.bloom import build as bloom_build
-    from lakesieve.location_codes import LocationCodes
+    from lakesieve.keys.location_codes import LocationCodes
 
     monkeypatch.setattr(bloom_build, "COMPACT_HASHES", 3)
     rng = np.random.default_rng(11)

@@ -173,7 +173,7 @@ def test_merged_units_are_read_once_for_a_sieve_build_and_released(
     spark: Any, tables: dict[str, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Sieve reads its input twice: rows merged from log files are cached for it, then dropped."""
-    from lakesieve import registry
+    from lakesieve.contract import registry
 
     seen: dict[str, Any] = {}
     for type_name in ("sieve", "zonemap"):

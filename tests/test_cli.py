@@ -131,7 +131,7 @@ def _run_without_spark(argv: list[str]) -> subprocess.CompletedProcess[str]:
         "import sys\n"
         "from lakesieve.cli import main\n"
         f"rc = main({argv!r})\n"
-        "from lakesieve import session\n"
+        "from lakesieve.spark import session\n"
         "assert session._session is None, 'a Spark session was started'\n"
         "sys.exit(rc)\n"
     )
@@ -234,8 +234,9 @@ def test_query_and_explain_open_the_format_once_and_bind_once(
     cli_table: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The command-line checks hand their opened table and plan on: one format detection, one bind."""
-    from lakesieve import expressions, registry
+    from lakesieve import expressions
     from lakesieve import table as table_module
+    from lakesieve.contract import registry
 
     opened: list[str] = []
     bound: list[str] = []

@@ -214,7 +214,7 @@ def _job(work: Path) -> dict[str, Any]:
     """Write, index and read a Hudi table on the session ``LAKESIEVE_SPARK_MASTER`` names."""
     import lakesieve
     from lakesieve.config import build_declared, load_config
-    from lakesieve.session import get_spark
+    from lakesieve.spark.session import get_spark
 
     from tests.tables import expected_rows, make_rows, sorted_rows, write_rows
 
@@ -252,7 +252,7 @@ def _job(work: Path) -> dict[str, Any]:
 
 def _starve() -> None:
     """Run one job that can never get an executor; the parent reads our stderr and kills us."""
-    from lakesieve.session import get_spark
+    from lakesieve.spark.session import get_spark
 
     get_spark().range(10).count()
 

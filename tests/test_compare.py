@@ -8,11 +8,11 @@ from typing import Any
 
 import lakesieve
 import pytest
-from lakesieve.advise import advise, parse_workload, toml_fragment
 from lakesieve.bench.compare_report import write_html
 from lakesieve.cli import main
-from lakesieve.compare import compare_indexes
 from lakesieve.errors import ColumnNotFoundError, LakesieveError, UnknownPluginError
+from lakesieve.measure.advise import advise, parse_workload, toml_fragment
+from lakesieve.measure.compare import compare_indexes
 
 from .tables import expected_rows, make_rows, sorted_rows, write_rows
 
@@ -68,7 +68,7 @@ def test_exact_is_the_ideal(result: dict[str, Any]) -> None:
 
 
 def test_readable_table(result: dict[str, Any]) -> None:
-    from lakesieve.compare import format_table
+    from lakesieve.measure.compare import format_table
 
     text = format_table(result)
     for word in (*TYPES, "size_bytes", "lookup p99 ms", "range_0.1pct", "end-to-end point"):
@@ -196,8 +196,8 @@ def test_query_set_for_dates_and_doubles() -> None:
     import datetime as dt
 
     import pyarrow as pa
-    from lakesieve.compare import KINDS, _Queries
     from lakesieve.expressions import bind, resolve_column
+    from lakesieve.measure.compare import KINDS, _Queries
 
     schema = pa.schema([("d", pa.date32()), ("x", pa.float64())])
     days = [dt.date(2024, 1, 1) + dt.timedelta(days=i) for i in range(0, 365, 5)]

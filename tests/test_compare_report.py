@@ -15,11 +15,11 @@ from typing import Any
 
 import lakesieve
 import pytest
-from lakesieve.advise import advise, parse_workload, toml_fragment
 from lakesieve.bench.compare_report import render_html, write_html
 from lakesieve.cli import main
-from lakesieve.compare import compare_indexes
 from lakesieve.config import load_config
+from lakesieve.measure.advise import advise, parse_workload, toml_fragment
+from lakesieve.measure.compare import compare_indexes
 
 from .tables import make_rows, write_rows
 
@@ -180,8 +180,8 @@ def test_advise_from_json_reuses_the_figures(
     def refuse(*_a: Any, **_k: Any) -> Any:
         raise AssertionError("advise --from-json measured again")
 
-    monkeypatch.setattr("lakesieve.compare.compare_indexes", refuse)
-    monkeypatch.setattr("lakesieve.session.get_spark", refuse)
+    monkeypatch.setattr("lakesieve.measure.compare.compare_indexes", refuse)
+    monkeypatch.setattr("lakesieve.spark.session.get_spark", refuse)
     for mix in ("point=0.6,range_0.1pct=0.3,in=0.1", "range_low=1", "in=2,range_1pct=1"):
         assert main(["advise", "--from-json", str(saved), "--workload", mix]) == 0
         want = advise(result, parse_workload(mix))
@@ -253,7 +253,7 @@ def test_compare_cleans_up_when_a_build_fails(
     spark: Any, cmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A build that wrote its files but failed to commit, and a failure after a committed build."""
-    import lakesieve.index_build as index_build
+    import lakesieve.maintenance.index_build as index_build
 
     def fail(*_a: Any, **_k: Any) -> Any:
         raise RuntimeError("injected failure before the commit")
@@ -270,7 +270,7 @@ def test_compare_cleans_up_when_a_build_fails(
         raise RuntimeError("injected failure after the build")
 
     with monkeypatch.context() as m:
-        m.setattr("lakesieve.compare.evaluate", fail_lookup)
+        m.setattr("lakesieve.measure.compare.evaluate", fail_lookup)
         with pytest.raises(RuntimeError, match="after the build"):
             compare_indexes(
                 lakesieve.open(cmp_path), "k", types=["zonemap"], queries=2, spark=spark

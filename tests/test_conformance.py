@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 from lakesieve.errors import LakesieveError
 from lakesieve.expressions import sql_literal
-from lakesieve.planner import LakesieveWarning
+from lakesieve.query.planner import LakesieveWarning
 
 from .conftest import fixture_zips, unzip_fixture
 from .tables import hudi_rs_rows, rows_by_location, spark_where, true_locations

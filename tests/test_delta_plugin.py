@@ -30,7 +30,7 @@ import pytest
 from deltalake import DeltaTable, write_deltalake
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lakesieve import registry
+from lakesieve.contract import registry
 from lakesieve.errors import InstantNotFoundError, WriteError
 from lakesieve.model import LOCATION_COLUMN, TableRef, WriteOptions
 from lakesieve.table import write

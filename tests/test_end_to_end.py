@@ -20,7 +20,7 @@ import lakesieve
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lakesieve.planner import LakesieveWarning
+from lakesieve.query.planner import LakesieveWarning
 
 from .tables import (
     WORDS,

@@ -19,7 +19,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lakesieve import registry
+from lakesieve.contract import registry
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
 from lakesieve.indexes.exact import partitions, plugin
 from lakesieve.indexes.exact.build import build_local
@@ -32,7 +32,7 @@ from lakesieve.indexes.exact.spark_files import (
     partition_from_codes,
 )
 from lakesieve.indexes.exact.storage import to_built
-from lakesieve.key_order import KeyOrder
+from lakesieve.keys.key_order import KeyOrder
 from lakesieve.model import BuiltIndex, KeyQuery
 from lakesieve.testing.index_contract import (
     draw_delta,
@@ -659,7 +659,7 @@ def test_spark_build_leaves_only_the_files_it_lists(
 
 
 def test_task_body_with_codes_writes_nothing_for_an_unknown_location(tmp_path: Any) -> None:
-    from lakesieve.location_codes import LocationCodes
+    from lakesieve.keys.location_codes import LocationCodes
 
     codes = LocationCodes.from_codes({"a": 7, "b": -3}, ["a", "b"])
     assert codes is not None

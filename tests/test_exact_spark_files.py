@@ -19,15 +19,15 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from lakesieve.errors import IndexCorruptError
+from lakesieve.files.ipc_files import read_index_file
+from lakesieve.files.orc_footer import OrcFooterError
 from lakesieve.indexes.exact import partitions, plugin, spark_files
 from lakesieve.indexes.exact.loading import load_index
 from lakesieve.indexes.exact.partitioned import PartitionedExactIndex
 from lakesieve.indexes.exact.spark_files import SPARK_FILES_FORMAT, codes_of_table
 from lakesieve.indexes.exact.storage import PARTITIONED_FORMAT
-from lakesieve.ipc_files import read_index_file
-from lakesieve.key_order import KeyOrder
+from lakesieve.keys.key_order import KeyOrder
 from lakesieve.model import BuiltIndex, KeyQuery
-from lakesieve.orc_footer import OrcFooterError
 from lakesieve.store.task_files import folder_reader, scratch_staging
 from lakesieve.testing.index_contract import key_queries, key_values, relations, standard_queries
 

@@ -21,7 +21,7 @@ import pytest
 from hudi import HudiReadOptions, HudiTableBuilder
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lakesieve import registry
+from lakesieve.contract import registry
 from lakesieve.errors import WriteError
 from lakesieve.model import WriteOptions
 from lakesieve.plugins.hudi.partitions import location_of

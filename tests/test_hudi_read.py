@@ -326,7 +326,7 @@ def test_identify_is_cheap_and_never_raises(tmp_path: Path) -> None:
 
 
 def test_plugin_loads_through_the_entry_point(tmp_path: Path) -> None:
-    from lakesieve import registry
+    from lakesieve.contract import registry
 
     ref = _fixture(COW_NONPARTITIONED, tmp_path)
     registry.reset_plugin_manager()

@@ -26,7 +26,7 @@ import pyarrow.parquet as pq
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lakesieve import registry
+from lakesieve.contract import registry
 from lakesieve.errors import InstantNotFoundError, OptionError, WriteError
 from lakesieve.model import LOCATION_COLUMN, TableRef, WriteOptions
 from lakesieve.plugins.iceberg import catalog, commit

@@ -24,7 +24,7 @@ from typing import Any
 import lakesieve
 import pyarrow as pa
 import pytest
-from lakesieve import registry
+from lakesieve.contract import registry
 from lakesieve.plugins.iceberg.identify import latest_metadata_file, metadata_files
 from pyiceberg.catalog.sql import SqlCatalog
 from pyiceberg.schema import Schema

@@ -9,11 +9,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pytest
-from lakesieve import registry
-from lakesieve.hookspecs import hookimpl
+from lakesieve.contract import registry
+from lakesieve.contract.hookspecs import hookimpl
+from lakesieve.contract.plugin_base import IndexTypeBase
 from lakesieve.indexes.sieve import plugin as sieve_plugin
 from lakesieve.model import BuiltIndex, KeyQuery
-from lakesieve.plugin_base import IndexTypeBase
 from lakesieve.testing import IndexContract
 from lakesieve.testing.index_contract import spark_true_locations, true_locations
 

@@ -8,7 +8,7 @@ from typing import Any
 import lakesieve
 import pytest
 from lakesieve.cli import main
-from lakesieve.job_errors import is_spark_failure, summarize
+from lakesieve.spark.job_errors import is_spark_failure, summarize
 
 from .tables import make_rows, write_rows
 

@@ -1,4 +1,4 @@
-"""An AND's range comparisons on one column are asked as one range (``lakesieve.key_ranges``).
+"""An AND's range comparisons on one column are asked as one range (``lakesieve.query.key_ranges``).
 
 On an interleaved layout ``k >= a`` and ``k <= b`` each select nearly every
 location, and so does their intersection; the range ``[a, b]`` selects the
@@ -15,9 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lakesieve.expressions import And, Between, Compare, InList, IsNull, Not, Or
-from lakesieve.key_ranges import merge_ranges
 from lakesieve.model import KeyQuery
-from lakesieve.planner import evaluate
+from lakesieve.query.key_ranges import merge_ranges
+from lakesieve.query.planner import evaluate
 
 from .test_planner import BruteForce, _loaded
 from .test_planner import setup_module as _register_brute_type

@@ -14,8 +14,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lakesieve.errors import UnsupportedKeyTypeError
-from lakesieve.key_arrays import map_keys_arrow
-from lakesieve.keys import (
+from lakesieve.keys.key_arrays import map_keys_arrow
+from lakesieve.keys.mapping import (
     INT64_MAX,
     INT64_MIN,
     is_injective,
@@ -320,7 +320,7 @@ def test_float_specials_map_alike_on_every_path() -> None:
 def test_sort_indices_orders_by_key_then_tie(keys: list[int], data: st.DataObject) -> None:
     """Packing (key, tie) into one integer sorts exactly as sorting the pairs, wide spans included."""
     import numpy as np
-    from lakesieve.key_order import KeyOrder
+    from lakesieve.keys.key_order import KeyOrder
 
     ties = np.array(
         data.draw(st.lists(st.integers(0, 300), min_size=len(keys), max_size=len(keys))), np.int64

@@ -1,4 +1,4 @@
-"""Locations as hash codes in build shuffles (:mod:`lakesieve.location_codes`)."""
+"""Locations as hash codes in build shuffles (:mod:`lakesieve.keys.location_codes`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from lakesieve.location_codes import LocationCodes, code_column
+from lakesieve.keys.location_codes import LocationCodes, code_column
 
 
 def test_codes_map_back_to_ids_and_report_strangers() -> None:

@@ -45,10 +45,10 @@ import lakesieve
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
-from lakesieve.index_log import LogSnapshot
-from lakesieve.planner import LakesieveWarning
-from lakesieve.repair import check_store, repair
+from lakesieve.maintenance.repair import check_store, repair
+from lakesieve.query.planner import LakesieveWarning
 from lakesieve.store import IndexStore
+from lakesieve.store.index_log import LogSnapshot
 from lakesieve.store.log_swap import DAMAGED_PREFIX
 from lakesieve.table import Table
 from lakesieve.table import open as open_table
@@ -287,7 +287,7 @@ def maintain(path: str, stop: str, report: str) -> None:
     every other round first writes a garbage newest commit, so that the
     repair swaps the log. One JSON line per step goes to ``report``.
     """
-    from lakesieve.session import get_spark
+    from lakesieve.spark.session import get_spark
 
     spark = get_spark(conf={"spark.sql.shuffle.partitions": "2", "spark.ui.enabled": "false"})
     table = open_table(path)

@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lakesieve.orc_footer import ColumnStats, OrcFooterError, read_file_stats, read_stats
+from lakesieve.files.orc_footer import ColumnStats, OrcFooterError, read_file_stats, read_stats
 from pyarrow import orc
 
 _TYPES = {

@@ -11,11 +11,11 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lakesieve.contract.plugin_base import IndexTypeBase
 from lakesieve.expressions import And, Between, Compare, Const, InList, IsNull, Not, Or, Predicate
-from lakesieve.index_log import IndexDefinition, IndexState
 from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
-from lakesieve.planner import LoadedIndex, evaluate, leaf_queries
-from lakesieve.plugin_base import IndexTypeBase
+from lakesieve.query.planner import LoadedIndex, evaluate, leaf_queries
+from lakesieve.store.index_log import IndexDefinition, IndexState
 
 from .test_predicate import _eval, trees
 
@@ -63,7 +63,7 @@ class _BruteType(IndexTypeBase):
 
 
 class _Plugin:
-    from lakesieve.hookspecs import hookimpl
+    from lakesieve.contract.hookspecs import hookimpl
 
     @hookimpl
     def lakesieve_index_types(self) -> list[Any]:
@@ -77,7 +77,7 @@ def _loaded(obj: Any) -> LoadedIndex:
 
 
 def setup_module() -> None:
-    from lakesieve.registry import get_plugin_manager
+    from lakesieve.contract.registry import get_plugin_manager
 
     pm = get_plugin_manager()
     if not pm.has_plugin("test-brute"):
@@ -118,7 +118,7 @@ def test_and_intersects_or_unites() -> None:
 
 def test_failing_index_degrades_to_all_with_a_warning() -> None:
     import pytest
-    from lakesieve.planner import LakesieveWarning
+    from lakesieve.query.planner import LakesieveWarning
 
     by_column = {"a": [_loaded(BrokenIndex())]}
     with pytest.warns(LakesieveWarning, match="failed"):
@@ -136,7 +136,7 @@ def test_leaf_queries_shapes() -> None:
 def test_explain_counts_only_locations_the_snapshot_has() -> None:
     """An index naming files a later commit rewrote reports only locations the query can read."""
     from lakesieve.model import Instant, ReadUnit, Snapshot
-    from lakesieve.query_plan import Plan, explain_plan
+    from lakesieve.query.query_plan import Plan, explain_plan
 
     # the index was built when files A, B, C existed; a rewrite replaced B and C by D
     by_column = {"a": [_loaded(BruteForce([(1, "A"), (1, "B"), (1, "C"), (1, "D"), (2, "D")]))]}

@@ -216,7 +216,6 @@ def test_unreadable_change_data_falls_back_to_whole_reads(
     spark: Any, tmp_path: Path, damage: str
 ) -> None:
     """A lost file, or one holding fewer records than its commit wrote, never shrinks a delta."""
-    from lakesieve.planner import LakesieveWarning
     from lakesieve.plugins.hudi.cdc import block_content, encode_records
     from lakesieve.plugins.hudi.writer.log_block import (
         INSTANT_TIME,
@@ -224,6 +223,7 @@ def test_unreadable_change_data_falls_back_to_whole_reads(
         encode_block,
         iter_blocks,
     )
+    from lakesieve.query.planner import LakesieveWarning
 
     path = tmp_path / "t"
     _write(spark, path, "bulk_insert", rows_with_random_k(list(range(0, 120)), 1), **CDC)
@@ -287,7 +287,7 @@ def test_typed_and_partition_columns(spark: Any, tmp_path: Path) -> None:
     """Strings, dates and doubles come from change data; a partition column is read as before."""
     import warnings
 
-    from lakesieve.planner import LakesieveWarning
+    from lakesieve.query.planner import LakesieveWarning
 
     path = tmp_path / "t"
     options = WriteOptions(
@@ -446,7 +446,7 @@ def test_change_data_delta_on_the_driver_or_in_spark_alike(
 
     The truth is hudi-rs' rows per file group at both instants.
     """
-    from lakesieve import refresh_plan
+    from lakesieve.maintenance import refresh_plan
 
     from tests.tables import hudi_rs_rows_by_location
 

@@ -22,8 +22,8 @@ import pyarrow.compute as pc
 import pytest
 from deltalake import DeltaTable
 from lakesieve.files.arrow_frame import frame_of
+from lakesieve.maintenance.refresh import RefreshPolicy
 from lakesieve.model import WriteOptions
-from lakesieve.refresh import RefreshPolicy
 from lakesieve.table import Table, write
 
 pytestmark = pytest.mark.spark

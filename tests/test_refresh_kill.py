@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lakesieve.refresh import RefreshPolicy
+from lakesieve.maintenance.refresh import RefreshPolicy
 from lakesieve.table import Table
 from lakesieve.table import open as open_table
 

@@ -220,8 +220,8 @@ def test_unreadable_stamps_fall_back_to_whole_reads(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A failure of the narrow read degrades to reading the locations whole, with a warning."""
-    from lakesieve import refresh_plan
-    from lakesieve.planner import LakesieveWarning
+    from lakesieve.maintenance import refresh_plan
+    from lakesieve.query.planner import LakesieveWarning
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("write times unreadable")
@@ -254,8 +254,8 @@ def test_rows_written_since_start_are_read_from_log_files_alone(spark: Any, tmp_
     ``start``) equals a fresh build.
     """
     import pyarrow.compute as pc
+    from lakesieve.maintenance.refresh_plan import logs_only, plan_delta
     from lakesieve.plugins.hudi.unit_reader import read_unit_batches
-    from lakesieve.refresh_plan import logs_only, plan_delta
 
     path = tmp_path / "t"
     _write(spark, path, "bulk_insert", rows_with_random_k(list(range(0, 160)), 1), "mor")
@@ -322,9 +322,9 @@ def test_stamped_delta_equals_the_difference_of_hudi_rs_snapshots(
     """
     from collections import Counter
 
+    from lakesieve.maintenance.refresh_plan import plan_delta
+    from lakesieve.maintenance.refresh_stamped import paired_delta, stamped_delta
     from lakesieve.model import TableRef
-    from lakesieve.refresh_plan import plan_delta
-    from lakesieve.refresh_stamped import paired_delta, stamped_delta
     from pyspark.sql import functions as F
 
     from tests.tables import hudi_rs_rows, rows_by_location
@@ -378,7 +378,7 @@ def test_stamped_delta_equals_the_difference_of_hudi_rs_snapshots(
     if table_type == "cow":
         # both sides are whole base files: compared row by row, only ``k`` read; the
         # writer keeps records in place, so only the changed rows are read out
-        from lakesieve.refresh_stamped import _positional_rows, whole_files
+        from lakesieve.maintenance.refresh_stamped import _positional_rows, whole_files
         from pyspark.sql.pandas.types import to_arrow_type
 
         arrow_type = to_arrow_type(key_type, timezone="UTC")
@@ -452,8 +452,8 @@ def test_positional_rows_are_the_difference_of_two_files(
     """
     from collections import Counter
 
+    from lakesieve.maintenance.refresh_stamped import _positional_rows
     from lakesieve.model import ReadUnit
-    from lakesieve.refresh_stamped import _positional_rows
 
     key_type = pa.string() if as_text else pa.int64()
 
@@ -503,7 +503,7 @@ def test_record_ids_are_equal_exactly_when_the_fields_are(
     rows: list[tuple[int | None, int | None]], narrow: bool
 ) -> None:
     """Packed integer fields (nulls alike) match like the tuples; one field stays an integer."""
-    from lakesieve.refresh_stamped import record_ids
+    from lakesieve.maintenance.refresh_stamped import record_ids
 
     if narrow:  # an int32 field beside an int64 one
         rows = [(a, None if b is None else b % 2**31) for a, b in rows]
@@ -522,8 +522,8 @@ def test_record_ids_are_equal_exactly_when_the_fields_are(
 
 def test_repeated_record_ids_fail_the_stamped_read() -> None:
     """Fields that do not identify records (a repeated id on either side) fail instead of miscounting."""
+    from lakesieve.maintenance.refresh_stamped import _location_rows
     from lakesieve.model import ReadUnit
-    from lakesieve.refresh_stamped import _location_rows
 
     sides = {
         "old": {"id": [1, 1, 2], "t": ["1", "1", "1"], "k": [5, 6, 7]},
@@ -567,7 +567,7 @@ def test_location_sums_equal_the_sums_of_their_rows(
     from collections import Counter
 
     import pyarrow as pa
-    from lakesieve.refresh_stamped import _LocationSums
+    from lakesieve.maintenance.refresh_stamped import _LocationSums
 
     sums = _LocationSums(pa.int64(), bound)
     for i in range(0, len(rows), chunk):
@@ -588,7 +588,7 @@ def test_location_sums_equal_the_sums_of_their_rows(
 def test_units_are_dealt_by_size_into_like_slices() -> None:
     """Every unit once; each of Spark's contiguous slices gets a like share of the bytes."""
     from lakesieve.model import ReadUnit
-    from lakesieve.session import dealt_for_slices
+    from lakesieve.spark.session import dealt_for_slices
 
     def size(u: ReadUnit) -> int:
         return u.size_bytes
@@ -616,7 +616,7 @@ def test_stamped_double_keys_are_summed_by_spark_sql(
     import math
 
     import pyarrow as pa
-    from lakesieve.refresh_plan import plan_delta, summed_frame
+    from lakesieve.maintenance.refresh_plan import plan_delta, summed_frame
     from pyspark.sql import functions as F
 
     from tests.tables import rows_by_location

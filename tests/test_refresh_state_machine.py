@@ -22,8 +22,8 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
+from lakesieve.maintenance.refresh import RefreshPolicy
 from lakesieve.model import WriteOptions
-from lakesieve.refresh import RefreshPolicy
 from lakesieve.table import Table, write
 from lakesieve.table import open as open_table
 
@@ -58,7 +58,7 @@ class RefreshMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        from lakesieve.session import get_spark
+        from lakesieve.spark.session import get_spark
 
         self.spark = get_spark()
         self.dir = Path(tempfile.mkdtemp(prefix=f"lakesieve-sm-{self.fmt}-"))

@@ -7,10 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from lakesieve import registry
-from lakesieve.contracts import IndexType, TableFormat
+from lakesieve.contract import registry
+from lakesieve.contract.hookspecs import hookimpl
+from lakesieve.contract.protocols import IndexType, TableFormat
 from lakesieve.errors import PluginError, TableNotFoundError, UnknownPluginError
-from lakesieve.hookspecs import hookimpl
 from lakesieve.indexes.sieve.plugin import SieveIndexType
 
 

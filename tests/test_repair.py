@@ -10,7 +10,7 @@ from typing import Any
 import lakesieve
 import pytest
 from lakesieve.cli import main
-from lakesieve.session import get_spark
+from lakesieve.spark.session import get_spark
 
 from tests.tables import make_rows, rows_by_location, true_locations_each, write_rows
 

@@ -23,7 +23,7 @@ import lakesieve
 import pytest
 from lakesieve.cli import main
 from lakesieve.errors import StoreBusyError
-from lakesieve.repair import repair
+from lakesieve.maintenance.repair import repair
 from lakesieve.store import lock as store_lock
 
 from tests.store_helpers import add_index, delta_table, state_folders_on_disk

@@ -6,7 +6,7 @@ import sys
 from typing import Any
 
 import pytest
-from lakesieve.session import (
+from lakesieve.spark.session import (
     CONNECT_BUILDER_KEYS,
     DEFAULT_CONF,
     PROGRESS_KEY,

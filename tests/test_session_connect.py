@@ -136,7 +136,7 @@ def _client(work: Path) -> dict[str, Any]:
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        from lakesieve.session import get_spark
+        from lakesieve.spark.session import get_spark
 
         spark = get_spark(conf={"spark.ui.showConsoleProgress": "true"})
         count = spark.range(5).count()

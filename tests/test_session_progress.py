@@ -89,7 +89,7 @@ def _child() -> dict[str, Any]:
     """Ask for the bar and run a stage of four one-second tasks on one core."""
     import time
 
-    from lakesieve.session import PROGRESS_KEY, get_spark
+    from lakesieve.spark.session import PROGRESS_KEY, get_spark
     from pyspark.sql import functions as F
 
     spark = get_spark(master="local[1]", conf={PROGRESS_KEY: "true", "spark.driver.memory": "1g"})

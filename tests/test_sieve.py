@@ -23,7 +23,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from lakesieve import registry
+from lakesieve.contract import registry
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
 from lakesieve.indexes.sieve import build_local, load_index, parse_options, plugin, segments
 from lakesieve.indexes.sieve.build import walk_coded_partition
@@ -715,7 +715,7 @@ def test_hooks_answer_only_for_sieve() -> None:
 
 
 def test_plugin_is_registered_through_the_entry_point() -> None:
-    from lakesieve.registry import index_type_names
+    from lakesieve.contract.registry import index_type_names
 
     assert index_type_names().get("sieve")
 

@@ -19,7 +19,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lakesieve.errors import IndexCorruptError
-from lakesieve.index_log import IndexState, StoredFile
 from lakesieve.indexes.sieve import build_local, load_index
 from lakesieve.indexes.sieve.codec import (
     FILE_NAME,
@@ -34,6 +33,7 @@ from lakesieve.indexes.sieve.legacy import write_v1
 from lakesieve.indexes.sieve.lookup import SieveFormatError, SieveIndex
 from lakesieve.model import BuiltIndex, KeyQuery
 from lakesieve.store import IndexStore
+from lakesieve.store.index_log import IndexState, StoredFile
 
 from tests.test_sieve import EXAMPLES, _keys_array, _queries, _truth, relations
 

@@ -20,7 +20,7 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
-from lakesieve import registry
+from lakesieve.contract import registry
 from lakesieve.indexes.sieve import build_local, load_index, plugin
 from lakesieve.indexes.sieve.codec import FILE_NAME, decode, from_table
 from lakesieve.indexes.sieve.delta import (
@@ -33,7 +33,7 @@ from lakesieve.indexes.sieve.delta import (
 )
 from lakesieve.indexes.sieve.legacy import write_v1
 from lakesieve.indexes.sieve.lookup import SieveIndex
-from lakesieve.keys import map_key
+from lakesieve.keys.mapping import map_key
 from lakesieve.model import BuiltIndex, KeyQuery
 from lakesieve.testing.index_contract import (
     draw_delta,

@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pytest
-from lakesieve import location_codes
 from lakesieve.indexes.sieve import plugin
+from lakesieve.keys import location_codes
 from lakesieve.model import BuiltIndex, KeyQuery
 
 pytestmark = pytest.mark.spark

@@ -8,9 +8,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 from lakesieve.errors import CommitConflictError, IndexCorruptError
-from lakesieve.index_log import commit_checksum
 from lakesieve.model import BuiltIndex
 from lakesieve.store import IndexStore
+from lakesieve.store.index_log import commit_checksum
 
 
 def _define(name: str = "k_sieve") -> dict:

@@ -18,9 +18,9 @@ from typing import Any
 import lakesieve
 import pyarrow as pa
 import pytest
-from lakesieve import index_build
 from lakesieve.cli import main
 from lakesieve.errors import ConcurrentBuildError, IndexCorruptError
+from lakesieve.maintenance import index_build
 from lakesieve.model import BuiltIndex
 from lakesieve.store import IndexStore
 

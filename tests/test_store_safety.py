@@ -17,9 +17,9 @@ import pyarrow.compute as pc
 import pytest
 from lakesieve.cli import main
 from lakesieve.errors import IndexCorruptError
-from lakesieve.index_log import commit_checksum
-from lakesieve.planner import LakesieveWarning
-from lakesieve.session import get_spark
+from lakesieve.query.planner import LakesieveWarning
+from lakesieve.spark.session import get_spark
+from lakesieve.store.index_log import commit_checksum
 
 from tests.tables import make_rows, rows_by_location, true_locations, write_rows
 

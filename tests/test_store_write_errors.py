@@ -21,9 +21,10 @@ from typing import Any
 import lakesieve
 import pyarrow as pa
 import pytest
-from lakesieve import index_build, table
+from lakesieve import table
 from lakesieve.cli import main
 from lakesieve.errors import StoreWriteError
+from lakesieve.maintenance import index_build
 from lakesieve.model import BuiltIndex
 from lakesieve.store import IndexStore
 from lakesieve.store.errors import job_write_error

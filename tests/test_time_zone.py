@@ -170,7 +170,7 @@ def test_the_default_zone_follows_the_session_a_read_would_use(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """lakesieve's own session, else the caller's active one, else LAKESIEVE_SPARK_CONF, else UTC."""
-    import lakesieve.session as session
+    import lakesieve.spark.session as session
     from pyspark.sql import SparkSession
 
     class FakeConf:

@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from lakesieve.unique import unique_ints
+from lakesieve.keys.unique import unique_ints
 
 _DTYPES = [np.int8, np.int32, np.int64, np.uint8, np.uint64, np.float64]
 

@@ -15,14 +15,14 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lakesieve import registry
+from lakesieve.contract import registry
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
 from lakesieve.indexes.zonemap import plugin
 from lakesieve.indexes.zonemap.bounds import lower_bound, upper_bound
 from lakesieve.indexes.zonemap.build import build_local
 from lakesieve.indexes.zonemap.delta import merge_changes
 from lakesieve.indexes.zonemap.lookup import ZoneMapFormatError, ZoneMapIndex, load_index
-from lakesieve.key_order import KeyOrder
+from lakesieve.keys.key_order import KeyOrder
 from lakesieve.model import BuiltIndex, KeyQuery
 from lakesieve.testing.index_contract import (
     draw_delta,

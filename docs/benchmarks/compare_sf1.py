@@ -11,7 +11,7 @@ import time
 
 import lakesieve
 from lakesieve.bench.compare_report import write_html
-from lakesieve.compare import compare_indexes, format_table
+from lakesieve.measure.compare import compare_indexes, format_table
 from lakesieve.model import WriteOptions
 from pyspark.sql import functions as F
 

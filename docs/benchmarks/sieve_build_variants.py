@@ -22,7 +22,7 @@ import numpy as np
 from lakesieve.bench.tpch import with_layout
 from lakesieve.indexes.sieve import build as B
 from lakesieve.indexes.sieve.params import SieveParams
-from lakesieve.session import get_spark
+from lakesieve.spark.session import get_spark
 from pyspark.sql import functions as F
 
 spark = get_spark()

@@ -19,7 +19,7 @@ exact index as large as it gets), caches that relation and then, per column:
 Each build is handed the relation's location names, as the framework hands a
 snapshot's (the Sieve build then skips its location pass).
 
-It uses the project's default Spark settings (:mod:`lakesieve.session`)
+It uses the project's default Spark settings (:mod:`lakesieve.spark.session`)
 unless ``LAKESIEVE_SPARK_CONF`` says otherwise; the figures record which.
 """
 
@@ -88,7 +88,7 @@ def build_one(
     ``locations`` are handed to the build as the framework hands a snapshot's
     locations (which lets the Sieve build skip its location pass).
     """
-    from lakesieve import registry
+    from lakesieve.contract import registry
     from lakesieve.model import LOCATION_COLUMN, BuiltIndex
     from lakesieve.store.task_files import folder_reader, scratch_staging
     from pyspark.sql import functions as F
@@ -106,7 +106,7 @@ def build_one(
         seconds = time.perf_counter() - t0
         py_peak = max(0, _status_kb("VmHWM") - before)
         jvm_peak = jvm_peak_bytes(spark)
-        from lakesieve.ipc_files import stored_size
+        from lakesieve.files.ipc_files import stored_size
 
         size = stored_size(built.files) + sum(int(r["size_bytes"]) for r in built.written)
         obj = itype.load(
@@ -133,7 +133,7 @@ def run(
 ) -> dict[str, Any]:
     """Measure every type on every column; the figures as a dict."""
     from lakesieve.model import LOCATION_COLUMN
-    from lakesieve.session import get_spark
+    from lakesieve.spark.session import get_spark
     from pyspark.sql import functions as F
 
     spark = get_spark()

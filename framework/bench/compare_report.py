@@ -1,7 +1,7 @@
 """The self-contained HTML report of ``lakesieve compare --html PATH``.
 
 One file, charts embedded as ``data:`` PNG images, no external resource. In
-order: the recommendation and why (:func:`lakesieve.advise.advise` applied
+order: the recommendation and why (:func:`lakesieve.measure.advise.advise` applied
 to the figures for a stated workload, and how to ask for another), the
 size-vs-selectivity trade-off chart, one chart per query kind, the figures as
 a table, a glossary of the query kinds and terms, the run's parameters, and
@@ -17,7 +17,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from lakesieve.advise import (
+from lakesieve.bench.compare_charts import answers_all, kind_png, tradeoff_png
+from lakesieve.measure.advise import (
     DEFAULT_WORKLOAD,
     MIN_SKIP,
     NEAR_BEST,
@@ -25,8 +26,7 @@ from lakesieve.advise import (
     format_workload,
     toml_fragment,
 )
-from lakesieve.bench.compare_charts import answers_all, kind_png, tradeoff_png
-from lakesieve.compare import KIND_MEANINGS, KINDS
+from lakesieve.measure.compare import KIND_MEANINGS, KINDS
 
 #: terms of the report other than the query kinds
 TERMS = {
@@ -86,7 +86,7 @@ def _table(head: list[str], rows: list[list[Any]], chosen: int | None = None) ->
 
 
 def kinds_of(result: dict[str, Any]) -> list[str]:
-    """The query kinds the result has figures for, in the order of :data:`~lakesieve.compare.KINDS`."""
+    """The query kinds the result has figures for, in the order of :data:`~lakesieve.measure.compare.KINDS`."""
     seen = {k for fig in result["types"].values() for k in fig.get("selected", {})}
     return [k for k in KINDS if k in seen] + sorted(seen - set(KINDS))
 

@@ -285,7 +285,7 @@ def run_formats(
         generate_lineitem,
         with_interleaved_buckets,
     )
-    from lakesieve.session import get_spark
+    from lakesieve.spark.session import get_spark
     from pyspark.sql import functions as F
 
     out: dict[str, Any] = {"suite": "formats", "scale": scale, "queries": queries, "seed": seed}

@@ -133,7 +133,7 @@ def _ipc_bytes(tables: dict[str, Any]) -> int:
 
 def _remove_table(path: Path, fmt: str) -> None:
     """Delete a table an earlier run wrote, and its indexes where the format keeps them outside it."""
-    from lakesieve import registry
+    from lakesieve.contract import registry
 
     root = registry.open_format(str(path.resolve()), {"format": fmt}).index_root()
     if root and Path(root).exists() and not Path(root).resolve().is_relative_to(path.resolve()):
@@ -211,11 +211,11 @@ def _index_figures(
     Builds get what the framework's builds get: the snapshot's locations and
     ``rows_hint`` (its metadata's row count).
     """
-    from lakesieve import registry
+    from lakesieve.contract import registry
     from lakesieve.expressions import bind
-    from lakesieve.index_log import IndexDefinition
     from lakesieve.model import LOCATION_COLUMN, BuiltIndex
-    from lakesieve.planner import LoadedIndex, evaluate
+    from lakesieve.query.planner import LoadedIndex, evaluate
+    from lakesieve.store.index_log import IndexDefinition
     from pyspark.sql import functions as F
 
     bound = [bind(q.where, schema, table_path).node for q in flat]
@@ -283,9 +283,9 @@ def layout_phase(
 ) -> list[ColumnRun]:
     """Figures measured once per layout on the first format's table."""
     from lakesieve.bench.truth import true_locations
-    from lakesieve.compare import column_compressed_bytes
+    from lakesieve.contract.format_read import read_columns
     from lakesieve.expressions import resolve_column
-    from lakesieve.format_read import read_columns
+    from lakesieve.measure.compare import column_compressed_bytes
     from lakesieve.model import LOCATION_COLUMN
 
     snapshot = ptable.snapshot()

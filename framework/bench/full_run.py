@@ -57,7 +57,7 @@ def run_full(
     """
     from lakesieve.bench.tpch import LAYOUT_DESCRIPTIONS, LAYOUTS, generate_lineitem
     from lakesieve.errors import LakesieveError
-    from lakesieve.session import get_spark
+    from lakesieve.spark.session import get_spark
 
     say = progress or (lambda m: print(m, file=sys.stderr, flush=True))
     for name, values, known in (

@@ -177,9 +177,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--where", action="append", default=[])
     args = p.parse_args(argv)
     # import what a lookup needs before the baseline, so the growth is the index's
-    import lakesieve.planner
+    import lakesieve.query.planner
     import lakesieve.table  # noqa: F401
-    from lakesieve import registry
+    from lakesieve.contract import registry
 
     registry.index_type_names()
     print(json.dumps(_probe(args.table, args.where)))

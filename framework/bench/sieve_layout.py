@@ -55,15 +55,15 @@ def _column(
     spark: Any, relation: Any, ptable: Any, col: str, cfg: FullConfig, rows_hint: int | None
 ) -> dict[str, Any]:
     """Sort, build, sizes and both lookup paths for one column."""
-    from lakesieve import registry
     from lakesieve.bench.queries import KINDS, make_queries, sample_keys
+    from lakesieve.contract import registry
     from lakesieve.expressions import bind, resolve_column
-    from lakesieve.index_log import IndexDefinition
+    from lakesieve.files.ipc_files import stored_size
     from lakesieve.indexes.sieve.codec import FILE_NAME, decode, from_table
     from lakesieve.indexes.sieve.legacy import write_v1
-    from lakesieve.ipc_files import stored_size
     from lakesieve.model import LOCATION_COLUMN
-    from lakesieve.planner import LoadedIndex, evaluate
+    from lakesieve.query.planner import LoadedIndex, evaluate
+    from lakesieve.store.index_log import IndexDefinition
     from pyspark.sql import functions as F
 
     schema = ptable.schema()
@@ -137,7 +137,7 @@ def run(
     from lakesieve.bench.full import LAYOUT_COLUMNS
     from lakesieve.bench.tpch import generate_lineitem, with_layout
     from lakesieve.model import LOCATION_COLUMN
-    from lakesieve.session import get_spark
+    from lakesieve.spark.session import get_spark
     from lakesieve.table import open as open_table
 
     out: dict[str, Any] = {
@@ -210,10 +210,10 @@ def synthetic(n_keys: int = 300_000, per_kind: int = 200, seed: int = 7) -> dict
     """
     import numpy as np
     import pyarrow as pa
+    from lakesieve.files.ipc_files import stored_size
     from lakesieve.indexes.sieve import build_local, load_index
     from lakesieve.indexes.sieve.codec import FILE_NAME, decode, from_table
     from lakesieve.indexes.sieve.legacy import write_v1
-    from lakesieve.ipc_files import stored_size
     from lakesieve.model import KeyQuery
 
     rng = np.random.default_rng(seed)

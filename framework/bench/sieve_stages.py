@@ -52,7 +52,7 @@ def run(parquet: str, columns: list[str], groups: int, repeat: int) -> dict[str,
     from lakesieve.indexes.sieve.build import partition_count
     from lakesieve.indexes.sieve.params import SieveParams, parse_options
     from lakesieve.model import LOCATION_COLUMN
-    from lakesieve.session import get_spark
+    from lakesieve.spark.session import get_spark
     from pyspark.sql import functions as F
 
     spark = get_spark()

@@ -73,9 +73,9 @@ def run_skeleton(
 ) -> dict[str, Any]:
     """Run the skeleton benchmark and return its figures."""
     from lakesieve.bench.tpch import generate_lineitem, write_interleaved_hudi
+    from lakesieve.contract.registry import table_format
     from lakesieve.model import LOCATION_COLUMN
-    from lakesieve.registry import table_format
-    from lakesieve.session import get_spark
+    from lakesieve.spark.session import get_spark
     from lakesieve.table import open as open_table
     from pyspark.sql import functions as F
 

@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     queries = [q.strip() for q in args.queries.split(",") if q.strip()] if args.queries else None
     if queries is not None and any(q not in QUERIES for q in queries):
         parser.error(f"--queries: known queries are {', '.join(QUERIES)}")
-    from lakesieve.session import get_spark
+    from lakesieve.spark.session import get_spark
 
     spark = get_spark()
     workdir = Path(args.dir)

@@ -172,7 +172,7 @@ def run_table(
     ``refresh_repeats``, the first commit's ``l_partkey`` refresh and a full
     build are also timed that many times (:func:`_repeat_partkey`).
     """
-    from lakesieve.refresh import RefreshPolicy
+    from lakesieve.maintenance.refresh import RefreshPolicy
     from lakesieve.table import open as open_table
     from pyspark.sql import functions as F
 
@@ -314,7 +314,7 @@ def run_timeline(
     refresh_repeats: int = 0,
 ) -> dict[str, Any]:
     """Run the timeline benchmark on the skeleton's table (written first if absent)."""
-    from lakesieve.session import get_spark
+    from lakesieve.spark.session import get_spark
 
     work = Path(workdir)
     source = work / f"lineitem_hudi_sf{scale}"

@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from lakesieve.errors import OptionError
-from lakesieve.index_log import check_name
+from lakesieve.store.index_log import check_name
 
 #: flag -> (smallest allowed value, whether the smallest value itself is allowed)
 _BOUNDS: dict[str, tuple[float, bool]] = {

@@ -77,7 +77,7 @@ def cmd_index(args: argparse.Namespace) -> int:
 
 def _list(table: Any, args: argparse.Namespace) -> int:
     """``lakesieve index list``: every index with its instant, size (base + deltas) and health."""
-    from lakesieve.index_health import CORRUPT_FILE, OFF_TIMELINE, SIZES, index_health
+    from lakesieve.maintenance.index_health import CORRUPT_FILE, OFF_TIMELINE, SIZES, index_health
 
     rows, problems = index_health(table)
     if args.json:
@@ -110,7 +110,7 @@ def _list(table: Any, args: argparse.Namespace) -> int:
 
 def _maintain(table: Any, args: argparse.Namespace) -> int:
     """``lakesieve index refresh|compact|vacuum``."""
-    from lakesieve.refresh import RefreshPolicy
+    from lakesieve.maintenance.refresh import RefreshPolicy
 
     if args.index_cmd == "vacuum":
         result = table.vacuum(grace_seconds=args.grace_seconds)

@@ -28,7 +28,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 
 def _compare_figures(args: argparse.Namespace) -> dict[str, Any]:
-    from lakesieve.compare import compare_indexes, parse_types
+    from lakesieve.measure.compare import compare_indexes, parse_types
     from lakesieve.table import open as open_table
 
     table = open_table(args.table, format=args.format)
@@ -51,8 +51,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
     ``--workload``; with ``--advise`` that answer is printed too (as the
     ``advice`` key with ``--json``).
     """
-    from lakesieve.advise import advise, parse_workload
-    from lakesieve.compare import format_table
+    from lakesieve.measure.advise import advise, parse_workload
+    from lakesieve.measure.compare import format_table
 
     workload = parse_workload(getattr(args, "workload", None))  # checked before Spark starts
     if args.html:
@@ -78,9 +78,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def _advise_figures(args: argparse.Namespace) -> dict[str, Any]:
     """The compare figures ``advise`` works on: read back with ``--from-json``, else measured."""
-    from lakesieve.advise import load_compare_json
-    from lakesieve.compare import parse_types
     from lakesieve.errors import LakesieveError
+    from lakesieve.measure.advise import load_compare_json
+    from lakesieve.measure.compare import parse_types
 
     if not args.from_json:
         if not args.table or not args.column:
@@ -111,7 +111,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
     """
     import os
 
-    from lakesieve.advise import advise, parse_workload, toml_fragment
+    from lakesieve.measure.advise import advise, parse_workload, toml_fragment
 
     workload = parse_workload(args.workload)
     result = _advise_figures(args)

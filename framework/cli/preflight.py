@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from lakesieve import registry
+from lakesieve.contract import registry
 from lakesieve.errors import (
     AmbiguousFormatError,
     ColumnNotFoundError,

@@ -12,7 +12,7 @@ def run_check_or_repair(
     table: Any, args: argparse.Namespace, print_json: Callable[[Any], None]
 ) -> int:
     """Run ``check`` (exit 1 when a problem is found) or ``repair`` (exit 0) on ``table``."""
-    from lakesieve.repair import check_store, repair
+    from lakesieve.maintenance.repair import check_store, repair
 
     if args.index_cmd == "check":
         report = check_store(table, getattr(args, "index", None))

@@ -92,7 +92,7 @@ class Steps:
 
     def spark(self, conf: dict[str, str] | None = None) -> tuple[Any, float]:
         """Start (or reuse) the Spark session; returns it and the seconds a start took (0 on reuse)."""
-        from lakesieve.session import get_spark
+        from lakesieve.spark.session import get_spark
 
         if "pyspark" in sys.modules:
             from pyspark.sql import SparkSession

@@ -80,7 +80,7 @@ def _opened(args: argparse.Namespace) -> tuple[Any, Any]:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """``lakesieve explain``: what a query would read; no Spark."""
-    from lakesieve.query_plan import explain_plan
+    from lakesieve.query.query_plan import explain_plan
 
     table, plan = _opened(args)
     if plan is None:

@@ -18,7 +18,7 @@ of a relation that may be reused must not carry one query's predicate (see
 :mod:`lakesieve.python_source`). With pruning on (the ``prune`` option, for a
 relation loaded for one query) the partition carries the bound predicate and
 the task keeps only the rows it can match, evaluated with Spark SQL's
-semantics (:class:`lakesieve.row_filter.RowFilter`, the ``Table.read_arrow``
+semantics (:class:`lakesieve.query.row_filter.RowFilter`, the ``Table.read_arrow``
 filter): a selective query then hands Spark the matching rows instead of
 every row of the selected units.
 """
@@ -30,9 +30,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
-from lakesieve import registry
+from lakesieve.contract import registry
 from lakesieve.model import ReadUnit
-from lakesieve.row_filter import RowFilter
+from lakesieve.query.row_filter import RowFilter
 from pyspark.sql.datasource import InputPartition
 
 

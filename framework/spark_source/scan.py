@@ -11,9 +11,9 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from lakesieve.contract.format_read import read_columns
 from lakesieve.errors import OptionError
-from lakesieve.format_read import read_columns
-from lakesieve.query_plan import Plan, explain_plan
+from lakesieve.query.query_plan import Plan, explain_plan
 from lakesieve.table import Table
 from lakesieve.table import open as open_table
 

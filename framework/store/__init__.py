@@ -15,6 +15,9 @@ two writers racing for the same version cannot both win (the loser gets
 Data files are written before the commit that names them, so a crash leaves
 the previous state intact and at worst some unreferenced files.
 
+The log's records and their replay are in :mod:`.index_log`; a table's indexes and
+their loaded states in :mod:`.index_state`.
+
 **Checksums.** Every data file's SHA-256 is recorded in the log, and every
 commit carries ``checksum``: the SHA-256 of its canonical JSON (sorted keys,
 no whitespace) without that field, version included. A commit whose checksum
@@ -63,7 +66,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.ipc as ipc
 from lakesieve.errors import CommitConflictError, IndexCorruptError, IndexNotFoundError
-from lakesieve.index_log import (
+from lakesieve.files.ipc_files import read_index_file
+from lakesieve.model import BuiltIndex
+from lakesieve.store.errors import replace_file, write_error, write_new_file
+from lakesieve.store.index_log import (
     IndexDefinition,
     IndexState,
     LogProblem,
@@ -76,9 +82,6 @@ from lakesieve.index_log import (
     mentioned_indexes,
     safe_data_path,
 )
-from lakesieve.ipc_files import read_index_file
-from lakesieve.model import BuiltIndex
-from lakesieve.store.errors import replace_file, write_error, write_new_file
 from lakesieve.store.lock import store_lock
 from lakesieve.store.log_swap import DAMAGED_PREFIX, LOG_DIR
 from lakesieve.store.paths import StoreRoot

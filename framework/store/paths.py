@@ -15,7 +15,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from lakesieve.errors import IndexCorruptError, IndexNotFoundError
-from lakesieve.index_log import DATA_DIR, check_name
+from lakesieve.store.index_log import DATA_DIR, check_name
 from lakesieve.store.lock import LOCK_FILE, store_lock
 from lakesieve.store.log_swap import LOG_DIR, settle
 

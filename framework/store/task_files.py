@@ -49,11 +49,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pyarrow as pa
 import pyarrow.ipc as ipc
 from lakesieve.errors import IndexCorruptError
-from lakesieve.ipc_files import read_index_file
+from lakesieve.files.ipc_files import read_index_file
 from lakesieve.store.errors import replace_file, write_error
 
 if TYPE_CHECKING:
-    from lakesieve.index_log import IndexState, StoredFile
+    from lakesieve.store.index_log import IndexState, StoredFile
 
 
 class StateStore(Protocol):
@@ -142,7 +142,7 @@ def staging(store: StateStore, index: str) -> Iterator[StagingArea]:
     after it; otherwise it stays for the store to commit (or for vacuum to
     remove, if no commit follows).
     """
-    from lakesieve.index_log import DATA_DIR, check_name
+    from lakesieve.store.index_log import DATA_DIR, check_name
 
     check_name(index, "index name")
     state_id = new_state_id()

@@ -58,7 +58,7 @@ from 0.0):
 
 * ``test_reference_reader``: the reference rows at every instant are the
   rows the commits left, and name only locations of the snapshot.
-* ``test_identify``: :func:`lakesieve.registry.identify_format` names the
+* ``test_identify``: :func:`lakesieve.contract.registry.identify_format` names the
   format, an empty folder is claimed by nobody (yet opens as the format when
   ``options["format"]`` names it), and a table that a second
   (throwaway) plugin also claims is refused with
@@ -87,7 +87,7 @@ from 0.0):
   returns the reference's matching rows.
 
 Spark comes from the project's session-scoped ``spark`` fixture when there is
-one, else :func:`lakesieve.session.get_spark` (``local[2]``). Hypothesis runs
+one, else :func:`lakesieve.spark.session.get_spark` (``local[2]``). Hypothesis runs
 ``examples`` predicates (``LAKESIEVE_CONTRACT_EXAMPLES`` overrides).
 """
 
@@ -105,12 +105,12 @@ import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
-from lakesieve import registry
-from lakesieve.contracts import TableFormat
+from lakesieve.contract import registry
+from lakesieve.contract.hookspecs import hookimpl
+from lakesieve.contract.plugin_base import TableFormatBase
+from lakesieve.contract.protocols import TableFormat
 from lakesieve.errors import AmbiguousFormatError, TableNotFoundError
-from lakesieve.hookspecs import hookimpl
 from lakesieve.model import LOCATION_COLUMN, Instant, Snapshot
-from lakesieve.plugin_base import TableFormatBase
 from lakesieve.table import Table
 from lakesieve.testing.format_data import (
     ADVERSARIAL_PREDICATES,
@@ -347,7 +347,7 @@ class FormatContract:
         return arrow_rows(pa.Table.from_pylist(list(rows), self.arrow_schema), self.columns)
 
     def format_of(self, ct: ContractTable) -> TableFormat:
-        """The plugin's object for the contract table, as :func:`lakesieve.registry.open_format` gives it."""
+        """The plugin's object for the contract table, as :func:`lakesieve.contract.registry.open_format` gives it."""
         fmt = registry.open_format(str(ct.path))
         assert isinstance(fmt, TableFormat), f"open gave {type(fmt).__name__}"
         assert fmt.name == self.format_name
@@ -565,7 +565,7 @@ class FormatContract:
 
     def test_read_of_some_columns(self, contract_table: ContractTable, contract_spark: Any) -> None:
         """``read(columns=...)`` yields exactly those columns, in order, and the reference's values."""
-        from lakesieve.format_read import read_columns, takes_columns
+        from lakesieve.contract.format_read import read_columns, takes_columns
 
         ct = contract_table
         fmt = self.format_of(ct)

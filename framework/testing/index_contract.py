@@ -16,7 +16,7 @@ The index type's plugin must be reachable through lakesieve's plugin manager:
 installed with an entry point in the ``lakesieve`` group, or named in
 ``plugin``. Builds need Spark: the kit uses the session-scoped ``spark``
 fixture of the project's ``conftest.py`` when there is one, and otherwise
-starts one with :func:`lakesieve.session.get_spark` (``local[2]``).
+starts one with :func:`lakesieve.spark.session.get_spark` (``local[2]``).
 
 What it checks, for every key type in ``key_types`` (by default tinyint,
 bigint, boolean, float, double, decimal(10,2), decimal(38,10), string,
@@ -106,10 +106,10 @@ import pyarrow.ipc as ipc
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from lakesieve import registry
-from lakesieve.contracts import IndexType
+from lakesieve.contract import registry
+from lakesieve.contract.protocols import IndexType
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
-from lakesieve.keys import KeyKind, parse_key_type
+from lakesieve.keys.mapping import KeyKind, parse_key_type
 from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
 from lakesieve.testing.pytest_plugin import kit_spark
 
@@ -735,7 +735,7 @@ class IndexContract:
             pm.register(cls.plugin)
 
     def index_object(self) -> IndexType:
-        """The index type object, as :func:`lakesieve.registry.index_type` gives it."""
+        """The index type object, as :func:`lakesieve.contract.registry.index_type` gives it."""
         if not self.index_type:
             raise TypeError(f"{type(self).__name__} must set index_type")
         self._register_plugin()

@@ -54,7 +54,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def start_local_spark() -> Any:
     """A ``local[2]`` session with few shuffle partitions, the kits' default."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    from lakesieve.session import get_spark
+    from lakesieve.spark.session import get_spark
 
     return get_spark(
         master="local[2]",
@@ -67,7 +67,7 @@ def lakesieve_spark() -> Iterator[Any]:
     """One SparkSession for the test run, stopped at its end."""
     session = start_local_spark()
     yield session
-    from lakesieve.session import stop_spark
+    from lakesieve.spark.session import stop_spark
 
     stop_spark()
 

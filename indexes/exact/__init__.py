@@ -10,9 +10,9 @@ Spark tasks, and a manifest), ``storage.py`` the older single-piece form
 hooks.
 
 What it shares with the zonemap and bloom types lives in the framework:
-:mod:`lakesieve.key_order` (exact comparison forms of key values),
-:mod:`lakesieve.index_options` (typed option parsing) and
-:mod:`lakesieve.ipc_files` (stored sizes).
+:mod:`lakesieve.keys.key_order` (exact comparison forms of key values),
+:mod:`lakesieve.contract.index_options` (typed option parsing) and
+:mod:`lakesieve.files.ipc_files` (stored sizes).
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ Otherwise, or when the rows name a location the build was not told of, the
 format-2 pipeline below runs; for a relation of ``(key, location)`` rows:
 
 1. With the locations known (the snapshot's), each row's location travels
-   as Spark's ``xxhash64`` of its name (:mod:`lakesieve.location_codes`: a
+   as Spark's ``xxhash64`` of its name (:mod:`lakesieve.keys.location_codes`: a
    per-row hash, no join), which the tasks turn into the location. A task
    that meets a code of no known location writes nothing and says so; the
    driver then removes the files the other tasks wrote and runs the job again
@@ -51,6 +51,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+from lakesieve.files.ipc_files import read_ipc
 from lakesieve.indexes.exact import partitions, spark_files
 from lakesieve.indexes.exact.params import INDEX_TYPE, parse_exact_options
 from lakesieve.indexes.exact.partitions import (
@@ -60,10 +61,9 @@ from lakesieve.indexes.exact.partitions import (
     write_partitions,
 )
 from lakesieve.indexes.exact.storage import PARTITIONED_FORMAT
-from lakesieve.ipc_files import read_ipc
-from lakesieve.key_order import KeyOrder
-from lakesieve.location_codes import CODE_COLUMN, LocationCodes, code_column
-from lakesieve.location_ids import with_location_ids
+from lakesieve.keys.key_order import KeyOrder
+from lakesieve.keys.location_codes import CODE_COLUMN, LocationCodes, code_column
+from lakesieve.keys.location_ids import with_location_ids
 from lakesieve.model import BuiltIndex
 from lakesieve.store.task_files import (
     StagingArea,

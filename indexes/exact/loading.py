@@ -12,13 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
+from lakesieve.files.ipc_files import ipc_size
 from lakesieve.indexes.exact.lookup import ExactFormatError, ExactIndex, check, load_format1
 from lakesieve.indexes.exact.params import INDEX_TYPE
 from lakesieve.indexes.exact.partitioned import PartitionedExactIndex, load_partitioned
 from lakesieve.indexes.exact.spark_files import SPARK_FILES_FORMAT, codes_of_table
 from lakesieve.indexes.exact.storage import FORMAT_VERSION, PARTITIONED_FORMAT
-from lakesieve.ipc_files import ipc_size
-from lakesieve.key_order import KeyOrder
+from lakesieve.keys.key_order import KeyOrder
 from lakesieve.model import BuiltIndex
 
 #: A loaded exact index of either format.

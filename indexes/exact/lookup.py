@@ -1,11 +1,11 @@
 """Loading a stored exact index and answering key queries (driver-side, numpy only).
 
-Points and range bounds become comparison forms (:mod:`lakesieve.key_order`) and are
+Points and range bounds become comparison forms (:mod:`lakesieve.keys.key_order`) and are
 binary-searched in the sorted distinct keys (``numpy.searchsorted``); the
 entries of the keys found give the locations. Every answer is exactly the set
 of locations holding a matching row. A query value that is not a value of
 the column (``1.5`` on an integer column) is widened to its neighbouring
-column values (:class:`~lakesieve.key_order.QueryForms`),
+column values (:class:`~lakesieve.keys.key_order.QueryForms`),
 which may add locations: a superset.
 
 Loading checks offsets, ids and key order before use, so a corrupt or
@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from lakesieve.files.ipc_files import stored_size
 from lakesieve.indexes.exact.params import INDEX_TYPE
 from lakesieve.indexes.exact.storage import ENTRIES_SCHEMA, FORMAT_VERSION, LOCATIONS_SCHEMA
-from lakesieve.ipc_files import stored_size
-from lakesieve.key_order import KeyOrder
+from lakesieve.keys.key_order import KeyOrder
+from lakesieve.keys.unique import unique_ints
 from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
-from lakesieve.unique import unique_ints
 
 
 class ExactFormatError(ValueError):

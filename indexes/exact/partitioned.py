@@ -26,8 +26,8 @@ from lakesieve.errors import IndexCorruptError
 from lakesieve.indexes.exact.lookup import ExactFormatError, ExactIndex, check
 from lakesieve.indexes.exact.params import INDEX_TYPE
 from lakesieve.indexes.exact.spark_files import partition_from_codes
-from lakesieve.key_order import KeyOrder
-from lakesieve.location_codes import LocationCodes
+from lakesieve.keys.key_order import KeyOrder
+from lakesieve.keys.location_codes import LocationCodes
 from lakesieve.model import KeyQuery, LookupResult
 from lakesieve.store.task_files import ON_DEMAND_PREFIX
 

@@ -9,7 +9,7 @@ fall in its range; see :mod:`lakesieve.store.task_files`):
                   column's Arrow type; null for the rows of null keys),
                   ``location`` (dictionary of strings), ``count`` (int64 rows,
                   positive). Non-null keys come first, sorted in the column's
-                  order (:mod:`lakesieve.key_order`), then by location name;
+                  order (:mod:`lakesieve.keys.key_order`), then by location name;
                   null keys last, one row per location.
 ``manifest``      one row per partition: ``file``, ``low``/``high`` (the least
                   and greatest non-null key, in the column's type; null when the
@@ -34,9 +34,9 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from lakesieve.key_order import KeyOrder
-from lakesieve.location_codes import LocationCodes
-from lakesieve.location_ids import location_names
+from lakesieve.keys.key_order import KeyOrder
+from lakesieve.keys.location_codes import LocationCodes
+from lakesieve.keys.location_ids import location_names
 from lakesieve.store.task_files import ON_DEMAND_PREFIX, ipc_file_bytes, write_task_file
 
 #: Rows of the relation per partition the Spark build aims at (pairs are at most as many).
@@ -213,10 +213,10 @@ def write_partitions(
 ) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` body of the build: lay out this task's key range and write its file.
 
-    Rows are ``key``, ``loc_id``, ``loc_name`` (see :mod:`lakesieve.location_ids`)
+    Rows are ``key``, ``loc_id``, ``loc_name`` (see :mod:`lakesieve.keys.location_ids`)
     and, optionally, ``cnt`` (1 when absent: raw rows); pairs are summed
     here. With ``codes``, rows are ``key``, ``code``, ``cnt`` instead
-    (:mod:`lakesieve.location_codes`), and a code that is no known
+    (:mod:`lakesieve.keys.location_codes`), and a code that is no known
     location's makes the task yield a row with a null ``file`` and write
     nothing. Rows of null keys are counted per location as batches stream by,
     so a column of mostly nulls (all in one range) costs no memory. Yields one

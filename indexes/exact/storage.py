@@ -19,7 +19,7 @@ in-memory layout as a whole format-1 index:
 
 This is a CSR layout: ``first_entry`` are the row offsets into the flat
 ``entries``. Keys are kept whole in their own type (strings with every byte,
-decimals with every digit), so lookups are exact; :mod:`lakesieve.key_order` gives
+decimals with every digit), so lookups are exact; :mod:`lakesieve.keys.key_order` gives
 the comparison forms.
 """
 
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.key_order import KeyOrder
+from lakesieve.keys.key_order import KeyOrder
 from lakesieve.model import BuiltIndex
 
 #: Format of this module's layout (every pair in four files read at load).

@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
+from lakesieve.files.ipc_files import ipc_size
 from lakesieve.indexes.sieve.codec import FILE_NAME, FORMAT_VERSION, CodecError, decode, from_table
 from lakesieve.indexes.sieve.legacy import FORMAT_VERSION_V1, V1Arrays, read_v1
 from lakesieve.indexes.sieve.lookup import SieveFormatError, SieveIndex
-from lakesieve.ipc_files import ipc_size
-from lakesieve.keys import parse_key_type
+from lakesieve.keys.mapping import parse_key_type
 from lakesieve.model import BuiltIndex
 
 _U64 = np.uint64

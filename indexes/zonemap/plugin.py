@@ -3,7 +3,7 @@
 Registered through the ``lakesieve`` entry-point group
 (``zonemap = "lakesieve.indexes.zonemap.plugin"``), exactly like a third-party index
 type. Lookup and describe are answered by the loaded index object
-(:class:`~lakesieve.plugin_base.IndexTypeBase`).
+(:class:`~lakesieve.contract.plugin_base.IndexTypeBase`).
 """
 
 from __future__ import annotations
@@ -11,19 +11,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lakesieve.hookspecs import hookimpl
+from lakesieve.contract.hookspecs import hookimpl
+from lakesieve.contract.plugin_base import IndexTypeBase
 from lakesieve.indexes.zonemap.params import INDEX_TYPE, parse_zonemap_options
-from lakesieve.key_order import KeyOrder
-from lakesieve.plugin_base import IndexTypeBase
+from lakesieve.keys.key_order import KeyOrder
 
 if TYPE_CHECKING:
-    from lakesieve.contracts import IndexType
+    from lakesieve.contract.protocols import IndexType
     from lakesieve.model import BuiltIndex
     from pyspark.sql import DataFrame, SparkSession
 
 
 class ZoneMapIndexType(IndexTypeBase):
-    """The ``zonemap`` index type; see :class:`lakesieve.contracts.IndexType` for each method's contract."""
+    """The ``zonemap`` index type; see :class:`lakesieve.contract.protocols.IndexType` for each method's contract."""
 
     name = INDEX_TYPE
 

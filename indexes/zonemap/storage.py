@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from lakesieve.indexes.zonemap.bounds import lower_bound, upper_bound
-from lakesieve.key_order import KeyOrder
+from lakesieve.keys.key_order import KeyOrder
 from lakesieve.model import BuiltIndex
 
 FORMAT_VERSION = 1

@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from lakesieve.hookspecs import hookimpl
-from lakesieve.plugin_base import TableFormatBase
+from lakesieve.contract.hookspecs import hookimpl
+from lakesieve.contract.plugin_base import TableFormatBase
 from lakesieve.plugins.delta.identify import is_delta_table
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ FORMAT = "delta"
 
 
 class DeltaFormat(TableFormatBase):
-    """A Delta table; see :class:`lakesieve.contracts.TableFormat` for each method's contract."""
+    """A Delta table; see :class:`lakesieve.contract.protocols.TableFormat` for each method's contract."""
 
     name = FORMAT
 
@@ -79,7 +79,7 @@ class DeltaFormat(TableFormatBase):
 
         With ``columns``, only those (Spark prunes the rest from its scans).
         """
-        from lakesieve.format_read import select_columns
+        from lakesieve.contract.format_read import select_columns
         from lakesieve.plugins.delta.spark_read import read_units
 
         frame = read_units(spark, self.ref, units, instant, with_location)

@@ -32,7 +32,7 @@ from lakesieve.plugins.hudi.cdc import (
 )
 from lakesieve.plugins.hudi.cdc_columns import blocks_column
 from lakesieve.plugins.hudi.writer.log_block import SCHEMA, iter_blocks
-from lakesieve.session import dealt_for_slices, default_parallelism
+from lakesieve.spark.session import dealt_for_slices, default_parallelism
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from lakesieve.hookspecs import hookimpl
-from lakesieve.plugin_base import TableFormatBase
+from lakesieve.contract.hookspecs import hookimpl
+from lakesieve.contract.plugin_base import TableFormatBase
 from lakesieve.plugins.hudi import changes as _changes
 from lakesieve.plugins.hudi import snapshot as _snapshot
 from lakesieve.plugins.hudi import tables, timeline
@@ -36,7 +36,7 @@ FORMAT = "hudi"
 
 
 class HudiFormat(TableFormatBase):
-    """A Hudi table; see :class:`lakesieve.contracts.TableFormat` for each method's contract."""
+    """A Hudi table; see :class:`lakesieve.contract.protocols.TableFormat` for each method's contract."""
 
     name = FORMAT
 

@@ -1,6 +1,6 @@
 """Reading one read unit (file slice) as Arrow record batches, without Spark.
 
-Runs on the driver for :meth:`~lakesieve.contracts.TableFormat.read_unit` and inside Spark's
+Runs on the driver for :meth:`~lakesieve.contract.protocols.TableFormat.read_unit` and inside Spark's
 Python workers for merge-on-read units, so it needs only the table path, its
 options, the instant and the unit's files.
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from lakesieve.hookspecs import hookimpl
-from lakesieve.plugin_base import TableFormatBase
+from lakesieve.contract.hookspecs import hookimpl
+from lakesieve.contract.plugin_base import TableFormatBase
 from lakesieve.plugins.iceberg.identify import is_iceberg_table
 
 if TYPE_CHECKING:
@@ -37,7 +37,7 @@ FORMAT = "iceberg"
 
 
 class IcebergFormat(TableFormatBase):
-    """An Iceberg table; see :class:`lakesieve.contracts.TableFormat` for each method's contract."""
+    """An Iceberg table; see :class:`lakesieve.contract.protocols.TableFormat` for each method's contract."""
 
     name = FORMAT
 
@@ -85,7 +85,7 @@ class IcebergFormat(TableFormatBase):
 
         With ``columns``, only those (Spark prunes the rest from its scans).
         """
-        from lakesieve.format_read import select_columns
+        from lakesieve.contract.format_read import select_columns
         from lakesieve.plugins.iceberg.spark_read import read_units
 
         frame = read_units(spark, self.ref, units, instant, with_location)

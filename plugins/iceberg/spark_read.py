@@ -46,7 +46,7 @@ from lakesieve.plugins.iceberg import catalog, columns, schema, timeline
 from lakesieve.plugins.iceberg.deletes import FILE_PATH, POS, position_delete_paths
 from lakesieve.plugins.iceberg.errors import IcebergFeatureError
 from lakesieve.plugins.iceberg.snapshot import data_path, read_path
-from lakesieve.session import default_parallelism
+from lakesieve.spark.session import default_parallelism
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -31,7 +31,7 @@ from typing import Any
 import lakesieve
 import pyarrow as pa
 from lakesieve.errors import PredicateError
-from lakesieve.refresh import RefreshPolicy
+from lakesieve.maintenance.refresh import RefreshPolicy
 
 from . import formats
 from .batch import collect_each

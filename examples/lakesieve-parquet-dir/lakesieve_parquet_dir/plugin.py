@@ -22,7 +22,7 @@ also hold Parquet files.
 
 The plugin answers one hook, ``lakesieve_format_open``, with a
 :class:`ParquetDirFormat` bound to the table (and ``lakesieve_format_names``
-with its name). The class builds on :class:`lakesieve.plugin_base.TableFormatBase`,
+with its name). The class builds on :class:`lakesieve.contract.plugin_base.TableFormatBase`,
 which keeps the path and options and decides whether to answer at all.
 """
 
@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+from lakesieve.contract.hookspecs import hookimpl
+from lakesieve.contract.plugin_base import TableFormatBase
 from lakesieve.errors import InstantNotFoundError, WriteError
-from lakesieve.hookspecs import hookimpl
 from lakesieve.model import LOCATION_COLUMN, Changes, Instant, ReadUnit, Snapshot, WriteOptions
-from lakesieve.plugin_base import TableFormatBase
 
 from lakesieve_parquet_dir import FORMAT, MARKER
 
@@ -65,7 +65,7 @@ def _instant(second: int) -> Instant:
 
 
 class ParquetDirFormat(TableFormatBase):
-    """A folder of Parquet files; see :class:`lakesieve.contracts.TableFormat` for the contract."""
+    """A folder of Parquet files; see :class:`lakesieve.contract.protocols.TableFormat` for the contract."""
 
     name = FORMAT
 

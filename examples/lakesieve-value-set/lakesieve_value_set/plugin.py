@@ -9,7 +9,7 @@ marks the location ``many`` otherwise (it is then always read), plus whether
 the location holds a NULL.
 
 Values are stored as the framework's order-preserving 64-bit keys
-(:mod:`lakesieve.keys`), which already follow Spark SQL's rules (NaN equals
+(:mod:`lakesieve.keys.mapping`), which already follow Spark SQL's rules (NaN equals
 NaN and sorts above +inf, -0.0 equals 0.0). The mapping may send several
 values to one key (strings sharing their first 8 bytes): that only adds
 locations to an answer, never removes one.
@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve import key_arrays, keys
+from lakesieve.contract.hookspecs import hookimpl
+from lakesieve.contract.index_options import OptionSpec, parse_options
 from lakesieve.errors import UnsupportedKeyTypeError
-from lakesieve.hookspecs import hookimpl
-from lakesieve.index_options import OptionSpec, parse_options
-from lakesieve.ipc_files import stored_size
+from lakesieve.files.ipc_files import stored_size
+from lakesieve.keys import key_arrays, mapping
 from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
 
 NAME = "valueset"
@@ -72,7 +72,7 @@ class ValueSetIndex:
 
     def validate(self, options: Mapping[str, str], key_type: str) -> dict[str, Any]:
         """Check ``max_values`` and that the column's type has a key mapping."""
-        if not keys.supported(key_type):
+        if not mapping.supported(key_type):
             raise UnsupportedKeyTypeError(f"index type {NAME!r} does not support {key_type}")
         return parse_options(NAME, OPTIONS, options)
 
@@ -123,14 +123,14 @@ class ValueSetIndex:
         if query.kind == "is_null":
             return LookupResult(frozenset(index.nulls))
         if query.kind == "points":
-            wanted = np.array([keys.map_key(v, index.key_type) for v in query.values], np.int64)
+            wanted = np.array([mapping.map_key(v, index.key_type) for v in query.values], np.int64)
             return index.matching(lambda ks: bool(np.isin(ks, wanted).any()))
-        low, high = keys.INT64_MIN, keys.INT64_MAX
+        low, high = mapping.INT64_MIN, mapping.INT64_MAX
         if query.low is not None:
-            low, exact = keys.map_bound(query.low, index.key_type)
+            low, exact = mapping.map_bound(query.low, index.key_type)
             low += int(exact and not query.low_inclusive)
         if query.high is not None:
-            high, exact = keys.map_bound(query.high, index.key_type)
+            high, exact = mapping.map_bound(query.high, index.key_type)
             high -= int(exact and not query.high_inclusive)
         return index.matching(lambda ks: bool(((ks >= low) & (ks <= high)).any()))
 

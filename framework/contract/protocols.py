@@ -1,9 +1,9 @@
 """What a table format and an index type must provide, as typed protocols.
 
-A format plugin answers :func:`lakesieve.hookspecs.lakesieve_format_open`
+A format plugin answers :func:`lakesieve.contract.hookspecs.lakesieve_format_open`
 with an object satisfying :class:`TableFormat`, bound to one table (it knows
 the table's path and options). An index plugin answers
-:func:`lakesieve.hookspecs.lakesieve_index_types` with objects satisfying
+:func:`lakesieve.contract.hookspecs.lakesieve_index_types` with objects satisfying
 :class:`IndexType`. The framework calls methods on these objects, so every
 call is checked by the type checker, and a plugin needs no "is this mine?"
 test anywhere except where it recognises a table.
@@ -99,7 +99,7 @@ class TableFormat(Protocol):
         (and the location): a format that reads rows in Python tasks, where
         Spark cannot prune columns, then reads only those. Optional for a
         plugin: the framework calls it through
-        :func:`lakesieve.format_read.read_columns`, which asks a ``read``
+        :func:`lakesieve.contract.format_read.read_columns`, which asks a ``read``
         without the parameter for every column and selects.
         """
 

@@ -6,7 +6,7 @@ the types whose skipped share is at least :data:`NEAR_BEST` of the best one,
 the one with the most skipping per byte of index wins; when even the best
 skips less than :data:`MIN_SKIP` of the locations, no index is recommended.
 
-The figures come from :func:`~lakesieve.compare.compare_indexes`, either just
+The figures come from :func:`~lakesieve.measure.compare.compare_indexes`, either just
 measured or read back from a saved ``lakesieve compare --json`` output
 (:func:`load_compare_json`), in which case nothing is built and Spark does not
 start. :func:`toml_fragment` prints the answer as a ``lakesieve.toml`` table
@@ -20,8 +20,8 @@ import os
 import re
 from typing import Any
 
-from lakesieve.compare import KINDS
 from lakesieve.errors import LakesieveError
+from lakesieve.measure.compare import KINDS
 
 DEFAULT_WORKLOAD = {"point": 0.6, "range_0.1pct": 0.3, "in": 0.1}
 #: the figures :func:`advise` reads from a compare result, and from each of its types
@@ -98,7 +98,7 @@ def load_compare_json(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 
 def advise(result: dict[str, Any], workload: dict[str, float] | None = None) -> dict[str, Any]:
-    """Pick the index type for ``workload`` from :func:`~lakesieve.compare.compare_indexes`' figures.
+    """Pick the index type for ``workload`` from :func:`~lakesieve.measure.compare.compare_indexes`' figures.
 
     Returns ``{"column", "table", "format", "workload", "type" (None for no
     index), "reason" (one line), "scores"}``; ``scores`` maps each type to its

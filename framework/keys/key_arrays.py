@@ -1,7 +1,7 @@
-"""The key mapping of :mod:`lakesieve.keys`, vectorised over Arrow arrays.
+"""The key mapping of :mod:`lakesieve.keys.mapping`, vectorised over Arrow arrays.
 
 :func:`map_keys_arrow` maps a whole column (an Arrow array or chunked array)
-to the int64 keys that :func:`lakesieve.keys.map_key` gives each value, with
+to the int64 keys that :func:`lakesieve.keys.mapping.map_key` gives each value, with
 numpy instead of a Python loop wherever the type allows: builds and deltas of
 every index type map their key columns here, inside Spark tasks.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from lakesieve.keys import (
+from lakesieve.keys.mapping import (
     INT32_MAX,
     INT64_MAX,
     MAX_EXACT_DIGITS,

@@ -15,7 +15,7 @@ import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from lakesieve.contracts import TableFormat
+from lakesieve.contract.protocols import TableFormat
 from lakesieve.model import LOCATION_COLUMN
 
 if TYPE_CHECKING:

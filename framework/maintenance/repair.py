@@ -3,7 +3,7 @@
 - :func:`check_store` verifies every commit, and every data file of every
   live state, base and delta (checksum and Arrow decoding), and reports per
   index (``lakesieve index check``); it changes nothing and needs no Spark.
-  What ``lakesieve index list`` shows is :mod:`lakesieve.index_health`.
+  What ``lakesieve index list`` shows is :mod:`lakesieve.maintenance.index_health`.
 - :func:`repair` (``lakesieve index repair``) makes a damaged store usable
   again. A damaged log is moved aside to ``_log.damaged-<time>`` inside the
   index root (kept for inspection) and replaced by one commit holding every
@@ -30,15 +30,15 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lakesieve.errors import IndexCorruptError, IndexNotFoundError, LakesieveError
-from lakesieve.index_build import build_state
-from lakesieve.index_health import FileVerifier, drop_broken_states, salvage
-from lakesieve.index_log import IndexDefinition, IndexState, LogProblem, add_state_action
+from lakesieve.maintenance.index_build import build_state
+from lakesieve.maintenance.index_health import FileVerifier, drop_broken_states, salvage
+from lakesieve.maintenance.refresh import RefreshResult
 from lakesieve.model import Instant
-from lakesieve.refresh import RefreshResult
-from lakesieve.session import get_spark
+from lakesieve.spark.session import get_spark
 from lakesieve.store import IndexStore
 from lakesieve.store.errors import write_error
 from lakesieve.store.folders import state_folders
+from lakesieve.store.index_log import IndexDefinition, IndexState, LogProblem, add_state_action
 from lakesieve.store.log_swap import (
     DAMAGED_PREFIX,
     REPAIR_PREFIX,
@@ -49,7 +49,7 @@ from lakesieve.store.log_swap import (
 )
 
 if TYPE_CHECKING:
-    from lakesieve.index_state import IndexedTable, TableIndexes
+    from lakesieve.store.index_state import IndexedTable, TableIndexes
     from pyspark.sql import SparkSession
 
 
@@ -367,7 +367,7 @@ def rebuild_at(
 ) -> list[str]:
     """Build ``definition`` afresh at ``target`` (a Spark job), commit it, then drop its broken states.
 
-    Returns what :func:`~lakesieve.index_health.drop_broken_states` removed.
+    Returns what :func:`~lakesieve.maintenance.index_health.drop_broken_states` removed.
     """
     built = build_state(indexes, definition, target, spark)
     state_id, records = indexes.store.write_files(definition.name, built)

@@ -14,7 +14,7 @@ positive for a matching key:
   answer until compaction folds the delta in (more locations, never fewer).
 
 Keys are compared by Spark SQL's rules. Keys of every type that
-:mod:`lakesieve.keys` maps injectively (integers, booleans, dates,
+:mod:`lakesieve.keys.mapping` maps injectively (integers, booleans, dates,
 timestamps, decimals up to 18 digits, float and double) are compared as the
 integers that mapping gives, the one mapping every index type's build uses:
 NaN equals NaN and sorts above +inf, ``-0.0`` equals ``0.0``, and a query
@@ -36,8 +36,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.expressions import spark_type_of
-from lakesieve.key_arrays import map_keys_arrow
-from lakesieve.keys import is_injective, map_bound, map_key, supported
+from lakesieve.keys.key_arrays import map_keys_arrow
+from lakesieve.keys.mapping import is_injective, map_bound, map_key, supported
 from lakesieve.model import KeyQuery
 
 #: Columns of a stored delta.

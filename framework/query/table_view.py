@@ -11,8 +11,8 @@ from collections import OrderedDict
 from typing import Any
 
 import pyarrow as pa
-from lakesieve import registry
-from lakesieve.contracts import TableFormat
+from lakesieve.contract import registry
+from lakesieve.contract.protocols import TableFormat
 from lakesieve.errors import InstantNotFoundError
 from lakesieve.model import Instant, Snapshot, TableRef
 

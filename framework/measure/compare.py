@@ -3,7 +3,7 @@
 Every requested index type is built on the same snapshot (the latest instant)
 under the name ``cmp_<column>_<type>`` (dropped again afterwards, folders
 included, also when something fails, unless ``keep``); the same seeded query set is then
-answered by each index alone (the planner's :func:`~lakesieve.planner.evaluate`
+answered by each index alone (the planner's :func:`~lakesieve.query.planner.evaluate`
 with only that index, timed without Spark), and the figures are reported per
 type: build seconds, size and share of the column's compressed size, lookup
 latency, locations selected per query kind and the overhead over ``exact``
@@ -19,12 +19,12 @@ import statistics
 import time
 from typing import Any
 
-from lakesieve import registry
+from lakesieve.contract import registry
+from lakesieve.contract.format_read import read_columns
 from lakesieve.errors import LakesieveError, UnknownPluginError
 from lakesieve.expressions import BoundColumn, bind, quote_ident, resolve_column, sql_literal
-from lakesieve.format_read import read_columns
-from lakesieve.planner import LoadedIndex, evaluate
-from lakesieve.vacuum import TEMP_PREFIX
+from lakesieve.maintenance.vacuum import TEMP_PREFIX
+from lakesieve.query.planner import LoadedIndex, evaluate
 
 RANGE_FRACTIONS = {"range_0.01pct": 0.0001, "range_0.1pct": 0.001, "range_1pct": 0.01}
 KINDS = ("point", "in", *RANGE_FRACTIONS, "range_low", "range_high")
@@ -241,7 +241,7 @@ def compare_indexes(
         registry.index_type(t).validate({}, col.spark_type)
     say = progress or (lambda _msg: None)
 
-    from lakesieve.session import get_spark
+    from lakesieve.spark.session import get_spark
     from pyspark.sql import functions as F
 
     spark = spark or get_spark()

@@ -51,12 +51,12 @@ widened to inclusive on the mapped value unless the bound maps exactly (see
 :func:`map_bound`).
 
 Two entry points agree exactly: :func:`map_key` for one Python value (query
-literals) and :func:`lakesieve.key_arrays.map_keys_arrow` for a pyarrow array (build time, inside
+literals) and :func:`lakesieve.keys.key_arrays.map_keys_arrow` for a pyarrow array (build time, inside
 Spark's Python workers).
 
 Index types that compare keys exactly rather than by interval (zone map,
-Bloom, exact) use :class:`lakesieve.key_order.KeyOrder`, which is built on
-this mapping: its ``int64`` form *is* :func:`lakesieve.key_arrays.map_keys_arrow` for the types
+Bloom, exact) use :class:`lakesieve.keys.key_order.KeyOrder`, which is built on
+this mapping: its ``int64`` form *is* :func:`lakesieve.keys.key_arrays.map_keys_arrow` for the types
 on which the mapping is injective, and only strings, binaries and wide
 decimals get a lossless form of their own.
 """
@@ -306,7 +306,7 @@ def map_key(value: Any, key_type: str) -> int:
 
     Returns:
         The key, in the signed 64-bit range; equal to what
-        :func:`lakesieve.key_arrays.map_keys_arrow` gives for the same value.
+        :func:`lakesieve.keys.key_arrays.map_keys_arrow` gives for the same value.
 
     Raises:
         UnsupportedKeyTypeError: ``key_type`` is not supported.

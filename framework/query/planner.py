@@ -4,7 +4,7 @@ It walks the predicate itself, once (AND intersects, OR unites, NOT is pushed
 to the leaves on the way) and asks each index only about one leaf at a time, in the
 shape of a :class:`~lakesieve.model.KeyQuery` — except that the range comparisons
 an AND holds on one column are asked as their intersection, one range
-(:mod:`lakesieve.key_ranges`). Anything it cannot translate,
+(:mod:`lakesieve.query.key_ranges`). Anything it cannot translate,
 and any index that fails, means "every location may match" — never fewer
 locations than the truth.
 """
@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakesieve import registry
+from lakesieve.contract import registry
 from lakesieve.expressions import (
     And,
     Between,
@@ -31,9 +31,9 @@ from lakesieve.expressions import (
     PredicateVisitor,
     push_not,
 )
-from lakesieve.index_log import IndexDefinition, IndexState
-from lakesieve.key_ranges import merge_ranges
 from lakesieve.model import KeyQuery, LookupResult
+from lakesieve.query.key_ranges import merge_ranges
+from lakesieve.store.index_log import IndexDefinition, IndexState
 
 ALL = None  # the answer "every location"
 Answer = frozenset[str] | None
@@ -272,7 +272,7 @@ class _Evaluator(PredicateVisitor[Answer]):
         answers: list[Answer] = []
         children: Sequence[Predicate] = node.children
         if not union:
-            # k >= a AND k <= b is asked as one range (lakesieve.key_ranges)
+            # k >= a AND k <= b is asked as one range (lakesieve.query.key_ranges)
             ranges, children = merge_ranges(children)
             answers = [self._lookup(column, [query]) for column, query in ranges.items()]
         for child in children:

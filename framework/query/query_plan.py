@@ -1,7 +1,7 @@
 """A query's plan: which read units it needs and why, and its JSON explanation.
 
 ``Table.plan`` makes a :class:`Plan`; ``Table.read``, the driver-side Arrow
-read (:mod:`lakesieve.arrow_read`) and the Spark data source read its units;
+read (:mod:`lakesieve.query.arrow_read`) and the Spark data source read its units;
 :func:`explain_plan` is what ``Table.explain`` and ``lakesieve explain`` show.
 """
 
@@ -15,7 +15,7 @@ import pyarrow as pa
 from lakesieve.errors import LakesieveError
 from lakesieve.expressions import BoundPredicate, to_sql
 from lakesieve.model import Instant, Snapshot
-from lakesieve.planner import LoadedIndex
+from lakesieve.query.planner import LoadedIndex
 
 
 @dataclass

@@ -12,16 +12,21 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from lakesieve import registry
+from lakesieve.contract import registry
+from lakesieve.contract.format_read import read_columns
 from lakesieve.errors import ConcurrentBuildError, IndexBuildError, LakesieveError, OptionError
 from lakesieve.expressions import resolve_column
-from lakesieve.format_read import read_columns
-from lakesieve.index_log import IndexDefinition, add_state_action, check_name, default_index_name
-from lakesieve.index_state import TableIndexes
-from lakesieve.job_errors import is_spark_failure, summarize
 from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant
-from lakesieve.session import get_spark
+from lakesieve.spark.job_errors import is_spark_failure, summarize
+from lakesieve.spark.session import get_spark
 from lakesieve.store.errors import job_write_error
+from lakesieve.store.index_log import (
+    IndexDefinition,
+    add_state_action,
+    check_name,
+    default_index_name,
+)
+from lakesieve.store.index_state import TableIndexes
 from lakesieve.store.task_files import staging
 
 if TYPE_CHECKING:

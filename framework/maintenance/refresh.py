@@ -13,11 +13,11 @@ read when the indexed column identifies records: their keys cannot change.
 Locations whose rows carry the instant that wrote them (Hudi's
 ``_hoodie_commit_time``) are read as only the rows written since the index's
 instant and the previous versions of exactly those records
-(:mod:`lakesieve.refresh_plan` derives why that is exact).
+(:mod:`lakesieve.maintenance.refresh_plan` derives why that is exact).
 
 A small delta is stored as a **delta state** on top of the previous state;
 lookups add its positive pairs to the base's answer
-(:mod:`lakesieve.overlay`). When the chain grows past ``max_deltas`` states
+(:mod:`lakesieve.query.overlay`). When the chain grows past ``max_deltas`` states
 or ``max_delta_rows`` summed rows, refresh **compacts**: the index type folds
 the summed chain into a new base (``IndexType.apply_delta``), or, for a
 type whose ``apply_delta`` answers ``None``, the index is rebuilt at the instant.
@@ -41,19 +41,19 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from lakesieve import registry
+from lakesieve.contract import registry
 from lakesieve.errors import CommitConflictError, LakesieveError
 from lakesieve.files.arrow_frame import frame_of
-from lakesieve.index_build import build_state
-from lakesieve.index_log import IndexDefinition, IndexState, LogSnapshot, add_state_action
-from lakesieve.index_state import TableIndexes
-from lakesieve.ipc_files import ipc_size
+from lakesieve.files.ipc import ipc_size
+from lakesieve.maintenance.index_build import build_state
+from lakesieve.maintenance.refresh_plan import DeltaPlan, DeltaRows, plan_delta, summed_frame
+from lakesieve.maintenance.vacuum import vacuum
 from lakesieve.model import BuiltIndex, Instant
-from lakesieve.overlay import DELTA_COLUMNS, DELTA_FILE
-from lakesieve.planner import LakesieveWarning
-from lakesieve.refresh_plan import DeltaPlan, DeltaRows, plan_delta, summed_frame
-from lakesieve.session import get_spark
-from lakesieve.vacuum import vacuum
+from lakesieve.query.overlay import DELTA_COLUMNS, DELTA_FILE
+from lakesieve.query.planner import LakesieveWarning
+from lakesieve.spark.session import get_spark
+from lakesieve.store.index_log import IndexDefinition, IndexState, LogSnapshot, add_state_action
+from lakesieve.store.index_state import TableIndexes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

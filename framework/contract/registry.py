@@ -6,8 +6,8 @@ to skip entry points (then register plugins by hand with
 :func:`get_plugin_manager().register`).
 
 The framework asks :func:`open_format` for a table's
-:class:`~lakesieve.contracts.TableFormat` and :func:`index_type` for an
-:class:`~lakesieve.contracts.IndexType`, then calls their methods.
+:class:`~lakesieve.contract.protocols.TableFormat` and :func:`index_type` for an
+:class:`~lakesieve.contract.protocols.IndexType`, then calls their methods.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import pluggy
-from lakesieve import hookspecs
-from lakesieve.contracts import IndexType, TableFormat
+from lakesieve.contract import hookspecs
+from lakesieve.contract.plugin_base import FORMAT_OPTION
+from lakesieve.contract.protocols import IndexType, TableFormat
 from lakesieve.errors import (
     AmbiguousFormatError,
     PluginError,
@@ -27,7 +28,6 @@ from lakesieve.errors import (
     UnknownPluginError,
 )
 from lakesieve.model import TableRef
-from lakesieve.plugin_base import FORMAT_OPTION
 
 _lock = threading.Lock()
 _manager: pluggy.PluginManager | None = None

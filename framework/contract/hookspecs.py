@@ -9,8 +9,8 @@ There are three hooks. A format plugin answers
 :func:`lakesieve_format_names` with the names it provides; an index plugin
 answers :func:`lakesieve_index_types` with its index type objects. Everything
 else is a method call on those objects, whose contracts are the protocols
-:class:`lakesieve.contracts.TableFormat` and
-:class:`lakesieve.contracts.IndexType`.
+:class:`lakesieve.contract.protocols.TableFormat` and
+:class:`lakesieve.contract.protocols.IndexType`.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 import pluggy
 
 if TYPE_CHECKING:
-    from lakesieve.contracts import IndexType, TableFormat
+    from lakesieve.contract.protocols import IndexType, TableFormat
 
 PROJECT = "lakesieve"
 hookspec = pluggy.HookspecMarker(PROJECT)

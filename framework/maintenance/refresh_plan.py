@@ -3,7 +3,7 @@
 An index maps each key to the locations holding it, with a row count per
 ``(key, location)``. The delta from instant ``start`` to ``end`` is, per
 ``(key, location)``, the rows there at ``end`` minus the rows there at
-``start`` (:mod:`lakesieve.overlay`, ``IndexType.apply_delta``). Counts make
+``start`` (:mod:`lakesieve.query.overlay`, ``IndexType.apply_delta``). Counts make
 removals safe: a pair leaves an index only when its summed count reaches 0,
 that is when no remaining row of the location holds the key, so handing
 over an exact count difference is all refresh must do. The format plugin's
@@ -29,7 +29,7 @@ One Python task per few locations reads both sides of each through the
 format's ``read_unit``: at ``end`` only R, W and the column, keeping rows with
 ``W > start`` (``+1``) and their R; at ``start`` only R and the column,
 streamed against that small set of R (``-1``)
-(:mod:`lakesieve.refresh_stamped`). Where both sides are whole base files
+(:mod:`lakesieve.maintenance.refresh_stamped`). Where both sides are whole base files
 and the key is not a floating-point number, the task reads only the column
 of both and compares them row by row instead (exact for any two files, and
 reading out only the changed rows when unchanged records kept their
@@ -75,12 +75,12 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+from lakesieve.contract.format_read import read_columns
 from lakesieve.files.arrow_frame import frame_of
-from lakesieve.format_read import read_columns
-from lakesieve.index_state import TableIndexes
+from lakesieve.maintenance.refresh_stamped import COLLECT_ROWS, stamped_delta, sums_by_equality
 from lakesieve.model import LOCATION_COLUMN, ChangeImageFiles, Instant, ReadUnit, Snapshot
-from lakesieve.planner import LakesieveWarning
-from lakesieve.refresh_stamped import COLLECT_ROWS, stamped_delta, sums_by_equality
+from lakesieve.query.planner import LakesieveWarning
+from lakesieve.store.index_state import TableIndexes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -235,7 +235,7 @@ def image_changes(
 
     Computed here. When the format's metadata bounds the change records (at
     most two rows each: before and after) within
-    :data:`~lakesieve.refresh_stamped.COLLECT_ROWS` and the plugin's sums
+    :data:`~lakesieve.maintenance.refresh_stamped.COLLECT_ROWS` and the plugin's sums
     are Spark's (:func:`_summed_by_equality`), the rows come to the driver as
     a table in the job that reads them; otherwise the frame is cached. When
     the plugin does not read this column from change data (it answers
@@ -324,7 +324,7 @@ def stamped_changes(
     """``(key, location, count)`` frames of the stamped locations and the frame to unpersist, or a table.
 
     The table, when there is one, is their whole delta summed per ``(key,
-    location)`` (:func:`~lakesieve.refresh_stamped.stamped_delta`).
+    location)`` (:func:`~lakesieve.maintenance.refresh_stamped.stamped_delta`).
 
     See the module docstring: ``+1`` per row stamped after ``start`` at
     ``end``, ``-1`` per row at ``start`` whose record has such a row at the
@@ -357,7 +357,7 @@ class DeltaRows:
 
     ``table`` is set when the delta was brought to the driver by the job that
     computed it (a stamped delta alone, summed in its tasks, within
-    :data:`~lakesieve.refresh_stamped.COLLECT_ROWS`); ``frame`` otherwise.
+    :data:`~lakesieve.maintenance.refresh_stamped.COLLECT_ROWS`); ``frame`` otherwise.
     """
 
     frame: DataFrame | None = None

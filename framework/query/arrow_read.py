@@ -25,9 +25,9 @@ import pyarrow as pa
 from lakesieve.errors import LakesieveError
 from lakesieve.files.arrow_frame import without_empty_chunks
 from lakesieve.files.batches import conform
-from lakesieve.query_plan import Plan
-from lakesieve.row_filter import RowFilter
-from lakesieve.table_view import TableView
+from lakesieve.query.query_plan import Plan
+from lakesieve.query.row_filter import RowFilter
+from lakesieve.query.table_view import TableView
 
 
 def _columns(schema: pa.Schema, columns: Sequence[str] | None, table: str) -> list[str]:

@@ -8,7 +8,7 @@ into location ids (positions in the sorted names) with one ``searchsorted``.
 
 Measured on SF1 lineitem (6M rows, 64 locations), a shuffle carrying codes
 costs about 1 s less than the broadcast join of
-:func:`lakesieve.location_ids.with_location_ids` that replaces names by ids.
+:func:`lakesieve.keys.location_ids.with_location_ids` that replaces names by ids.
 
 Two things the join handles and codes do not, so a build using codes must
 fall back to the join when either happens:

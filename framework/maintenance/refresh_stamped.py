@@ -41,9 +41,9 @@ past its share says so and the delta is computed again as a cached frame.
 The plugin decides how cheaply it reads a unit: Hudi reads a base file with
 pyarrow, merges slices with hudi-rs, and for ``Changes.written_in_logs``
 locations gets an ``end`` unit without its base file
-(:func:`lakesieve.refresh_plan.logs_only`).
+(:func:`lakesieve.maintenance.refresh_plan.logs_only`).
 
-See :mod:`lakesieve.refresh_plan` for why the result is the exact delta.
+See :mod:`lakesieve.maintenance.refresh_plan` for why the result is the exact delta.
 """
 
 from __future__ import annotations
@@ -56,9 +56,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from lakesieve.contracts import TableFormat
+from lakesieve.contract.protocols import TableFormat
 from lakesieve.model import ReadUnit, TableRef
-from lakesieve.session import dealt_for_slices, default_parallelism
+from lakesieve.spark.session import dealt_for_slices, default_parallelism
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -113,7 +113,7 @@ def _paired_rows(
     emits one row with a null location instead (:func:`_over_limit`) and
     stops.
     """
-    from lakesieve import registry
+    from lakesieve.contract import registry
 
     fmt = registry.table_format(ref)
     emitted = 0

@@ -12,7 +12,7 @@ source share below the :class:`~lakesieve.table.Table` facade:
   (:meth:`TableIndexes.usable_indexes`). An index that is missing, corrupt,
   stale beyond what the format can account for, or of another table makes
   the query read more (every location at worst) with a
-  :class:`~lakesieve.planner.LakesieveWarning`; the rows stay exact.
+  :class:`~lakesieve.query.planner.LakesieveWarning`; the rows stay exact.
 """
 
 from __future__ import annotations
@@ -20,15 +20,15 @@ from __future__ import annotations
 import warnings
 from typing import Any, Protocol
 
-from lakesieve import registry
+from lakesieve.contract import registry
 from lakesieve.errors import IndexCorruptError, IndexNotFoundError
-from lakesieve.index_log import IndexDefinition, IndexState
 from lakesieve.model import BuiltIndex, Instant, Snapshot, TableRef
-from lakesieve.overlay import DELTA_FILE, DeltaOverlay
-from lakesieve.planner import LakesieveWarning, LoadedIndex
+from lakesieve.query.overlay import DELTA_FILE, DeltaOverlay
+from lakesieve.query.planner import LakesieveWarning, LoadedIndex
+from lakesieve.query.table_view import TableView
 from lakesieve.store import IndexStore
+from lakesieve.store.index_log import IndexDefinition, IndexState
 from lakesieve.store.task_files import eager_files, on_demand_reader
-from lakesieve.table_view import TableView
 
 
 def off_timeline(state: IndexState, timeline: set[str], path: str) -> str | None:

@@ -1,6 +1,6 @@
 """Base classes that format and index plugins may build on.
 
-:class:`TableFormatBase` holds what every :class:`~lakesieve.contracts.TableFormat`
+:class:`TableFormatBase` holds what every :class:`~lakesieve.contract.protocols.TableFormat`
 keeps (path, options, name) and the one identification check of
 ``lakesieve_format_open``; :class:`IndexTypeBase` holds what the index types
 share (lookup and describe answered by the loaded index object, no folding of
@@ -28,7 +28,7 @@ class TableFormatBase:
     """A table bound to its format plugin: path, options and the format's name.
 
     Subclasses set :attr:`name`, implement :meth:`identify` and the methods of
-    :class:`~lakesieve.contracts.TableFormat`, and answer the open hook with
+    :class:`~lakesieve.contract.protocols.TableFormat`, and answer the open hook with
     ``return MyFormat.open(path, options)``.
     """
 

@@ -9,7 +9,7 @@ Spark key type:
 =============================  ==============  =======================================
 key type                       form            notes
 =============================  ==============  =======================================
-``tinyint`` ... ``bigint``,    ``int64``       :func:`lakesieve.key_arrays.map_keys_arrow`, which
+``tinyint`` ... ``bigint``,    ``int64``       :func:`lakesieve.keys.key_arrays.map_keys_arrow`, which
 ``boolean``, ``date``,                         is injective for these types (``-0.0``
 ``timestamp[_ntz]``,                           and ``0.0``, and all NaNs, share one
 ``decimal(p<=18,s)``,                          integer, as Spark compares them equal)
@@ -36,7 +36,7 @@ compared in double, ``f > 0.1`` holds for ``f = float32(0.1)``, and
 every column value is clamped to the extreme form and marked inexact, which
 can only add that extreme's locations.
 
-Unlike :mod:`lakesieve.keys`, nothing here is lossy: strings keep every byte
+Unlike :mod:`lakesieve.keys.mapping`, nothing here is lossy: strings keep every byte
 and wide decimals every digit, so the exact index prunes perfectly.
 """
 
@@ -52,8 +52,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.errors import UnsupportedKeyTypeError
-from lakesieve.key_arrays import map_keys_arrow
-from lakesieve.keys import (
+from lakesieve.keys.key_arrays import map_keys_arrow
+from lakesieve.keys.mapping import (
     DECIMAL_CONTEXT,
     INT64_MAX,
     MICROS_PER_DAY,
@@ -62,7 +62,7 @@ from lakesieve.keys import (
     micros,
     parse_key_type,
 )
-from lakesieve.unique import unique_ints
+from lakesieve.keys.unique import unique_ints
 
 __all__ = ["SUPPORTED_KEY_TYPES", "Form", "KeyOrder", "QueryForms"]
 

@@ -1,7 +1,7 @@
 """The rows of a read unit that a bound predicate can match, with Spark SQL's semantics.
 
 Shared by the two readers that filter rows outside Spark: ``Table.read_arrow``
-(:mod:`lakesieve.arrow_read`) and the data source's tasks with pruning on
+(:mod:`lakesieve.query.arrow_read`) and the data source's tasks with pruning on
 (:mod:`lakesieve.python_source.units`). The predicate is rendered once as an
 Arrow expression (:func:`lakesieve.expressions.to_arrow`, whose NULL, NaN and
 -0.0 handling follows Spark SQL); a row where it is NULL is dropped, as in a

@@ -1,0 +1,5 @@
+"""Measuring index types on a table: ``lakesieve compare`` and ``lakesieve advise``.
+
+- :mod:`.compare`: build and query each index type on one column and compare them;
+- :mod:`.advise`: recommend an index for a workload mix from such a comparison.
+"""
