@@ -18,8 +18,8 @@ from typing import Any
 
 import pyarrow as pa
 from lakesieve.files.arrow_frame import frame_of
-from lakesieve.model import WriteOptions
 from lakesieve.maintenance.refresh import RefreshPolicy
+from lakesieve.model import WriteOptions
 from lakesieve.table import Table, write
 
 LOC = "__location"
