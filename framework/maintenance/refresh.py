@@ -44,7 +44,7 @@ import pyarrow as pa
 from lakesieve.contract import registry
 from lakesieve.errors import CommitConflictError, LakesieveError
 from lakesieve.files.arrow_frame import frame_of
-from lakesieve.files.ipc import ipc_size
+from lakesieve.files.ipc_files import ipc_size
 from lakesieve.maintenance.index_build import build_state
 from lakesieve.maintenance.refresh_plan import DeltaPlan, DeltaRows, plan_delta, summed_frame
 from lakesieve.maintenance.vacuum import vacuum
