@@ -415,6 +415,21 @@ def test_framework_modules_are_small() -> None:
     assert not big, f"framework modules over {MAX_MODULE_LINES} lines: {big}"
 
 
+#: The most modules directly under ``lakesieve`` (``__init__`` aside): the rest live in
+#: packages named for their concern, so that the folder names show where a change goes.
+MAX_TOP_LEVEL_MODULES = 12
+
+
+def test_few_modules_at_the_top_of_the_framework() -> None:
+    """The framework's modules sit in packages by concern; at most a dozen at the top."""
+    top = sorted(
+        name
+        for name, path in modules().items()
+        if name.count(".") == 1 and path.name != "__init__.py" and not _is_plugin(name)
+    )
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, f"{len(top)} modules at the top: {top}"
+
+
 if __name__ == "__main__":
     print(describe_cycles() or "no import cycles among the framework's modules")
     print(_format(private_imports()) or "no private names imported across modules")
