@@ -430,6 +430,32 @@ def test_few_modules_at_the_top_of_the_framework() -> None:
     assert len(top) <= MAX_TOP_LEVEL_MODULES, f"{len(top)} modules at the top: {top}"
 
 
+def test_the_example_plugins_import_only_the_sdk() -> None:
+    """The two example plugins import lakesieve only through ``lakesieve.sdk``, the public API
+    and (their test helpers) the test kits of ``lakesieve.testing``."""
+    import lakesieve.sdk as sdk
+
+    assert all(hasattr(sdk, name) for name in sdk.__all__)
+    root = Path(__file__).resolve().parents[1] / "examples"
+    sources = sorted(root.glob("*/lakesieve_*/*.py"))
+    assert len(sources) >= 2
+    wrong = []
+    for source in sources:
+        for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+            names = (
+                [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else []
+            )
+            for name in names:
+                public = name == f"{ROOT_PACKAGE}.sdk" or name.startswith(f"{ROOT_PACKAGE}.testing")
+                if name.startswith(f"{ROOT_PACKAGE}.") and not public:
+                    wrong.append(f"{source.relative_to(root)}: {name}")
+    assert not wrong, wrong
+
+
 if __name__ == "__main__":
     print(describe_cycles() or "no import cycles among the framework's modules")
     print(_format(private_imports()) or "no private names imported across modules")

@@ -35,10 +35,18 @@ from typing import TYPE_CHECKING
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from lakesieve.contract.hookspecs import hookimpl
-from lakesieve.contract.plugin_base import TableFormatBase
-from lakesieve.errors import InstantNotFoundError, WriteError
-from lakesieve.model import LOCATION_COLUMN, Changes, Instant, ReadUnit, Snapshot, WriteOptions
+from lakesieve.sdk import (
+    LOCATION_COLUMN,
+    Changes,
+    Instant,
+    InstantNotFoundError,
+    ReadUnit,
+    Snapshot,
+    TableFormatBase,
+    WriteError,
+    WriteOptions,
+    hookimpl,
+)
 
 from lakesieve_parquet_dir import FORMAT, MARKER
 

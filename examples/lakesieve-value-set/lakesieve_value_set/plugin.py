@@ -22,12 +22,22 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.contract.hookspecs import hookimpl
-from lakesieve.contract.index_options import OptionSpec, parse_options
-from lakesieve.errors import UnsupportedKeyTypeError
-from lakesieve.files.ipc_files import stored_size
-from lakesieve.keys import key_arrays, mapping
-from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
+from lakesieve.sdk import (
+    INT64_MAX,
+    INT64_MIN,
+    BuiltIndex,
+    KeyQuery,
+    LookupResult,
+    OptionSpec,
+    UnsupportedKeyTypeError,
+    hookimpl,
+    key_type_supported,
+    map_bound,
+    map_key,
+    map_keys_arrow,
+    parse_options,
+    stored_size,
+)
 
 NAME = "valueset"
 OPTIONS = {
@@ -72,7 +82,7 @@ class ValueSetIndex:
 
     def validate(self, options: Mapping[str, str], key_type: str) -> dict[str, Any]:
         """Check ``max_values`` and that the column's type has a key mapping."""
-        if not mapping.supported(key_type):
+        if not key_type_supported(key_type):
             raise UnsupportedKeyTypeError(f"index type {NAME!r} does not support {key_type}")
         return parse_options(NAME, OPTIONS, options)
 
@@ -99,7 +109,7 @@ class ValueSetIndex:
             .toArrow()
         )
         mapped = [
-            key_arrays.map_keys_arrow(values.values, key_type).to_pylist() if n <= cap else None
+            map_keys_arrow(values.values, key_type).to_pylist() if n <= cap else None
             for n, values in zip(
                 per_location.column("n").to_pylist(), per_location.column("values"), strict=True
             )
@@ -123,14 +133,14 @@ class ValueSetIndex:
         if query.kind == "is_null":
             return LookupResult(frozenset(index.nulls))
         if query.kind == "points":
-            wanted = np.array([mapping.map_key(v, index.key_type) for v in query.values], np.int64)
+            wanted = np.array([map_key(v, index.key_type) for v in query.values], np.int64)
             return index.matching(lambda ks: bool(np.isin(ks, wanted).any()))
-        low, high = mapping.INT64_MIN, mapping.INT64_MAX
+        low, high = INT64_MIN, INT64_MAX
         if query.low is not None:
-            low, exact = mapping.map_bound(query.low, index.key_type)
+            low, exact = map_bound(query.low, index.key_type)
             low += int(exact and not query.low_inclusive)
         if query.high is not None:
-            high, exact = mapping.map_bound(query.high, index.key_type)
+            high, exact = map_bound(query.high, index.key_type)
             high -= int(exact and not query.high_inclusive)
         return index.matching(lambda ks: bool(((ks >= low) & (ks <= high)).any()))
 
