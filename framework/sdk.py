@@ -21,6 +21,7 @@ See ``docs/writing-a-format-plugin.md`` and ``docs/writing-an-index-type.md``.
 
 from __future__ import annotations
 
+from lakesieve.contract.format_read import select_columns
 from lakesieve.contract.hookspecs import hookimpl
 from lakesieve.contract.index_options import OptionSpec, parse_options
 from lakesieve.contract.plugin_base import IndexTypeBase, TableFormatBase
@@ -97,5 +98,6 @@ __all__ = [
     "map_keys_arrow",
     "parse_key_type",
     "parse_options",
+    "select_columns",
     "stored_size",
 ]

@@ -4,14 +4,13 @@ Builds and refreshes need one column (and the location) of the rows they
 read. Spark prunes columns of its own Parquet scans, but not of rows a
 plugin produces in Python tasks (merge-on-read file slices, ``mapInArrow``
 readers): there, asking ``TableFormat.read`` for the columns is what keeps
-the tasks from decoding every column. ``columns`` is an optional parameter of
-the protocol, so a plugin written before it still works: it is asked for
-every column, and the columns are selected afterwards.
+the tasks from decoding every column. Every plugin's ``read`` takes
+``columns``; one that reads with a Spark scan narrows its frame with
+:func:`select_columns`.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -20,17 +19,6 @@ from lakesieve.model import LOCATION_COLUMN
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
-
-
-def takes_columns(fmt: TableFormat) -> bool:
-    """Whether ``fmt.read`` accepts the ``columns`` keyword."""
-    try:
-        params = inspect.signature(fmt.read).parameters
-    except (TypeError, ValueError):
-        return False
-    return "columns" in params or any(
-        p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()
-    )
 
 
 def read_columns(
@@ -54,10 +42,7 @@ def read_columns(
     from pyspark.sql import functions as F
 
     wanted = list(dict.fromkeys(columns))
-    if takes_columns(fmt):
-        frame = fmt.read(spark, units, instant, with_location, columns=wanted)
-    else:
-        frame = fmt.read(spark, units, instant, with_location)
+    frame = fmt.read(spark, units, instant, with_location, columns=wanted)
     names = [*wanted, LOCATION_COLUMN] if with_location else wanted
     return frame.select(*[F.col(f"`{n}`") for n in names])
 

@@ -97,10 +97,9 @@ class TableFormat(Protocol):
 
         With ``columns``, the frame holds only those columns, in that order
         (and the location): a format that reads rows in Python tasks, where
-        Spark cannot prune columns, then reads only those. Optional for a
-        plugin: the framework calls it through
-        :func:`lakesieve.contract.format_read.read_columns`, which asks a ``read``
-        without the parameter for every column and selects.
+        Spark cannot prune columns, then reads only those; one whose ``read``
+        is a Spark scan can narrow its frame with
+        :func:`lakesieve.contract.format_read.select_columns`.
         """
 
     def read_unit(

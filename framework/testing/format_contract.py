@@ -565,7 +565,7 @@ class FormatContract:
 
     def test_read_of_some_columns(self, contract_table: ContractTable, contract_spark: Any) -> None:
         """``read(columns=...)`` yields exactly those columns, in order, and the reference's values."""
-        from lakesieve.contract.format_read import read_columns, takes_columns
+        from lakesieve.contract.format_read import read_columns
 
         ct = contract_table
         fmt = self.format_of(ct)
@@ -585,11 +585,10 @@ class FormatContract:
             assert frame.columns == [*wanted, LOCATION_COLUMN]
             got = spark_rows(frame, wanted, (LOCATION_COLUMN,))
             assert got == want, f"at {inst.id}: {difference(got, want)}"
-            if takes_columns(fmt):
-                direct = fmt.read(contract_spark, units, inst.id, True, columns=wanted)
-                assert direct.columns == [*wanted, LOCATION_COLUMN], "read(columns=...)"
-                bare = fmt.read(contract_spark, units, inst.id, False, columns=wanted)
-                assert bare.columns == wanted, "read(columns=..., with_location=False)"
+            direct = fmt.read(contract_spark, units, inst.id, True, columns=wanted)
+            assert direct.columns == [*wanted, LOCATION_COLUMN], "read(columns=...)"
+            bare = fmt.read(contract_spark, units, inst.id, False, columns=wanted)
+            assert bare.columns == wanted, "read(columns=..., with_location=False)"
 
     def test_pruned_read_equals_full_read(
         self, contract_table: ContractTable, contract_spark: Any

@@ -46,6 +46,7 @@ from lakesieve.sdk import (
     WriteError,
     WriteOptions,
     hookimpl,
+    select_columns,
 )
 
 from lakesieve_parquet_dir import FORMAT, MARKER
@@ -133,24 +134,28 @@ class ParquetDirFormat(TableFormatBase):
         units: Sequence[ReadUnit],
         instant: str | None,
         with_location: bool,
+        columns: Sequence[str] | None = None,
     ) -> DataFrame:
-        """Spark reads the units' files; with ``with_location`` each row names its file."""
+        """Spark reads the units' files; with ``with_location`` each row names its file.
+
+        With ``columns``, only those (Spark prunes the others from its scan).
+        """
         from pyspark.sql import functions as F
         from pyspark.sql.pandas.types import from_arrow_schema
 
         schema = from_arrow_schema(self.schema(instant))
         if not units:
             frame = spark.createDataFrame([], schema)
-            return (
-                frame.withColumn(LOCATION_COLUMN, F.lit(None).cast("string"))
-                if with_location
-                else frame
-            )
-        paths = [Path(self.path, u.location).as_uri() for u in units]
-        frame = spark.read.schema(schema).parquet(*paths)
-        if with_location:
-            frame = frame.withColumn(LOCATION_COLUMN, F.url_decode(F.col("_metadata.file_name")))
-        return frame
+            if with_location:
+                frame = frame.withColumn(LOCATION_COLUMN, F.lit(None).cast("string"))
+        else:
+            paths = [Path(self.path, u.location).as_uri() for u in units]
+            frame = spark.read.schema(schema).parquet(*paths)
+            if with_location:
+                frame = frame.withColumn(
+                    LOCATION_COLUMN, F.url_decode(F.col("_metadata.file_name"))
+                )
+        return select_columns(frame, columns, with_location, self.path)
 
     def read_unit(
         self, unit: ReadUnit, instant: str | None, columns: Sequence[str] | None
