@@ -25,7 +25,12 @@ from lakesieve.contract.format_read import select_columns
 from lakesieve.contract.hookspecs import hookimpl
 from lakesieve.contract.index_options import OptionSpec, parse_options
 from lakesieve.contract.plugin_base import IndexTypeBase, TableFormatBase
-from lakesieve.contract.protocols import IndexType, TableFormat
+from lakesieve.contract.protocols import (
+    IndexType,
+    MultiPassBuild,
+    ReadsChangeImages,
+    TableFormat,
+)
 from lakesieve.errors import (
     ColumnNotFoundError,
     IndexCorruptError,
@@ -79,10 +84,12 @@ __all__ = [
     "KeyQuery",
     "LakesieveError",
     "LookupResult",
+    "MultiPassBuild",
     "OptionError",
     "OptionSpec",
     "PluginError",
     "ReadUnit",
+    "ReadsChangeImages",
     "Snapshot",
     "TableFormat",
     "TableFormatBase",

@@ -9,7 +9,9 @@ call is checked by the type checker, and a plugin needs no "is this mine?"
 test anywhere except where it recognises a table.
 
 The docstring of each method states its contract; the contract kits in
-:mod:`lakesieve.testing` check an implementation against it.
+:mod:`lakesieve.testing` check an implementation against it. Optional
+capabilities are protocols of their own (:class:`ReadsChangeImages`,
+:class:`MultiPassBuild`), which the framework checks with ``isinstance``.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from lakesieve.model import (
         BuiltIndex,
+        ChangeImageFiles,
         Changes,
         Instant,
         KeyQuery,
@@ -171,10 +174,8 @@ class IndexType(Protocol):
         may use them to skip a pass over the rows but must stay correct when a
         row's location is not among them.
 
-        An index type may declare ``input_passes`` (an int, 1 when absent):
-        how many times its build reads ``relation``. With 2 or more, the
-        framework caches a relation that is costly to compute (rows merged
-        in Python tasks) before the build and releases it after.
+        An index type may declare ``input_passes`` (:class:`MultiPassBuild`;
+        1 when absent): how many times its build reads ``relation``.
         """
 
     def load(self, built: BuiltIndex) -> Any:
@@ -208,3 +209,33 @@ class IndexType(Protocol):
 
     def compact(self, spark: SparkSession, index: Any, params: dict[str, Any]) -> BuiltIndex | None:
         """Merge accumulated deltas into a new base; ``None`` if nothing to do."""
+
+
+@runtime_checkable
+class ReadsChangeImages(Protocol):
+    """Optional for a :class:`TableFormat`: it reads the change images its ``changes`` name.
+
+    A format whose :class:`~lakesieve.model.Changes` carries ``change_images``
+    (files holding each changed record's before and after values, such as
+    Hudi's change data) lets refresh read those instead of whole locations.
+    """
+
+    def read_change_images(
+        self,
+        spark: SparkSession,
+        images: Mapping[str, ChangeImageFiles],
+        column: str,
+        key_type: Any,
+    ) -> DataFrame | None:
+        """``(key, location, count)`` rows of the changes in ``images``; ``None``: not for ``column``."""
+
+
+@runtime_checkable
+class MultiPassBuild(Protocol):
+    """Optional for an :class:`IndexType`: its build reads the relation ``input_passes`` times.
+
+    With 2 or more, the framework caches a relation that is costly to compute
+    (rows merged in Python tasks) before the build and releases it after.
+    """
+
+    input_passes: int

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakesieve.contract import registry
 from lakesieve.contract.format_read import read_columns
+from lakesieve.contract.protocols import MultiPassBuild
 from lakesieve.errors import ConcurrentBuildError, IndexBuildError, LakesieveError, OptionError
 from lakesieve.expressions import resolve_column
 from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant
@@ -199,7 +200,7 @@ def build_state(
     # Units merged in Python tasks (log files) cost far more to read than a
     # Parquet scan; an index type that reads its input twice (a range
     # partitioning samples it first) gets them read once, into Spark's cache.
-    passes = getattr(index_type, "input_passes", 1)
+    passes = index_type.input_passes if isinstance(index_type, MultiPassBuild) else 1
     held = passes > 1 and any(u.log_files for u in snapshot.units)
     if held:
         from pyspark import StorageLevel

@@ -76,6 +76,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from lakesieve.contract.format_read import read_columns
+from lakesieve.contract.protocols import ReadsChangeImages
 from lakesieve.files.arrow_frame import frame_of
 from lakesieve.maintenance.refresh_stamped import COLLECT_ROWS, stamped_delta, sums_by_equality
 from lakesieve.model import LOCATION_COLUMN, ChangeImageFiles, Instant, ReadUnit, Snapshot
@@ -156,7 +157,7 @@ def plan_delta(table: TableIndexes, column: str, start: Instant, end: Instant) -
         skipped = len(in_place)
         touched -= in_place
     imaged: set[str] = set()
-    if changes.change_images and hasattr(table.view.fmt, "read_change_images"):
+    if changes.change_images and isinstance(table.view.fmt, ReadsChangeImages):
         imaged = touched & set(changes.change_images)
         touched -= imaged
     stamped: set[str] = set()
@@ -250,8 +251,10 @@ def image_changes(
     fmt = table.view.fmt
     frame: DataFrame | None = None
     try:
+        if not isinstance(fmt, ReadsChangeImages):  # plan_delta images only for such formats
+            raise TypeError(f"format {fmt.name} reads no change images")
         key_type = fmt.read(spark, plan.imaged_new_units[:1], end.id, False).schema[column].dataType
-        frame = fmt.read_change_images(spark, plan.images, column, key_type)  # type: ignore[attr-defined]
+        frame = fmt.read_change_images(spark, plan.images, column, key_type)
         if frame is None:
             _unimage(plan)
             return [], None, None
