@@ -162,15 +162,7 @@ def spark_where(spark: Any, rows: pa.Table, where: str) -> Any:
 
 def true_locations(spark: Any, where: str, by_loc: dict[str, pa.Table]) -> set[str]:
     """Locations holding at least one row that Spark SQL selects with ``where``."""
-    parts = [
-        t.append_column(LOC, pa.array([loc] * t.num_rows, pa.string()))
-        for loc, t in by_loc.items()
-        if t.num_rows
-    ]
-    if not parts:
-        return set()
-    got = spark_where(spark, pa.concat_tables(parts), where).select(LOC).distinct().collect()
-    return {r[0] for r in got}
+    return true_locations_each(spark, [where], by_loc)[where]
 
 
 def true_locations_each(
