@@ -71,9 +71,15 @@ def test_a_failing_build_job_is_one_line_and_changes_nothing(
     boom = F.udf(lambda v: 1 // 0, "bigint")
 
     def failing_read(
-        self: HudiFormat, spark: Any, units: Any, instant: Any, with_location: bool
+        self: HudiFormat,
+        spark: Any,
+        units: Any,
+        instant: Any,
+        with_location: bool,
+        *,
+        columns: Any,
     ) -> Any:
-        out = real(self, spark, units, instant, with_location)
+        out = real(self, spark, units, instant, with_location, columns=columns)
         if with_location:
             out = out.withColumn("k", boom("k"))  # the build's job fails in a Python worker
         return out
