@@ -122,6 +122,35 @@ def test_update_section_replaces_only_between_markers(tmp_path: Path) -> None:
     assert text.count(START) == 1 and text.count(END) == 1
 
 
+def test_sieve_layout_reports_the_stored_form_it_reads() -> None:
+    """``--suite sieve-layout``: the synthetic figures and the table of the stored form only."""
+    from lakesieve.bench import runner, sieve_layout
+
+    assert runner.delegated(["--suite", "sieve-layout", "--synthetic"]) == (
+        "lakesieve.bench.sieve_layout",
+        ["--synthetic"],
+    )
+    out = sieve_layout.synthetic(n_keys=3_000, per_kind=3)
+    assert out["bytes_format2"] > 0 and out["entries"] > 0
+    assert not any("format1" in key for key in out)
+    for path in ("vectorised", "warm"):
+        assert set(out[f"p50_us_{path}"]) >= {"point", "in", "range_low", "all"}
+    paths = {"lookup_p50_us": 5.0, "lookup_p99_us": 9.0, "selected": {"point": 1.0}}
+    figures = {
+        "sort_seconds": 1.0,
+        "build_seconds": 2.0,
+        "build_over_sort": 2.0,
+        "bytes_format2": 3946,
+        "warm": paths,
+        "vectorised": paths,
+        "paths_agree": True,
+    }
+    rows = sieve_layout.table_rows({"layouts": {"interleaved": {"l_orderkey": figures}}})
+    assert len(rows) == 3 and "format 1" not in rows[0]
+    assert rows[0].count("|") == rows[2].count("|") == rows[1].count("|")
+    assert "| 3,946 |" in rows[2]
+
+
 @pytest.mark.spark
 def test_ground_truth_matches_brute_force(spark: Any) -> None:
     import random

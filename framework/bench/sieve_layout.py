@@ -4,10 +4,9 @@ For each layout (one table of one format, written as the full suite writes
 it, reused when already there) and each column of the full suite, on the
 relation read once and cached: a Spark sort of the column, the Sieve build
 (the index type's build hook, as ``lakesieve bench --suite full`` times it),
-and, on the SAME built index, both stored formats and both lookup paths:
+and, on the SAME built index, its stored size and both lookup paths:
 
-* bytes of format 2 (one blob) and of format 1 (five Arrow tables, what
-  builds wrote before; the same content written by ``legacy.write_v1``);
+* bytes of the stored form (format 2, one blob);
 * lookup latency through the planner (``evaluate`` on the bound predicate,
   as the full suite measures it) with the warm path and with the vectorised
   numpy path (the lookup before the warm path existed);
@@ -54,13 +53,11 @@ def _pct(values: list[float], q: float) -> float:
 def _column(
     spark: Any, relation: Any, ptable: Any, col: str, cfg: FullConfig, rows_hint: int | None
 ) -> dict[str, Any]:
-    """Sort, build, sizes and both lookup paths for one column."""
+    """Sort, build, stored size and both lookup paths for one column."""
     from lakesieve.bench.queries import KINDS, make_queries, sample_keys
     from lakesieve.contract import registry
     from lakesieve.expressions import bind, resolve_column
     from lakesieve.files.ipc_files import stored_size
-    from lakesieve.indexes.sieve.codec import FILE_NAME, decode, from_table
-    from lakesieve.indexes.sieve.legacy import write_v1
     from lakesieve.model import LOCATION_COLUMN
     from lakesieve.query.planner import LoadedIndex, evaluate
     from lakesieve.store.index_log import IndexDefinition
@@ -84,7 +81,6 @@ def _column(
     built = itype.build(spark, rel, spark_type, params, locations, rows_hint)
     build_s = time.perf_counter() - t0
     index = itype.load(built)
-    v1 = write_v1(decode(from_table(built.files[FILE_NAME])), dict(built.meta))
     defn = IndexDefinition(f"bench_{col}_sieve", "sieve", col, spark_type, params)
     paths = {"warm": index, "vectorised": _Vectorised(index)}
     out: dict[str, Any] = {
@@ -93,7 +89,6 @@ def _column(
         "build_seconds": round(build_s, 3),
         "build_over_sort": round(build_s / max(sort_s, 1e-9), 2),
         "bytes_format2": stored_size(built.files),
-        "bytes_format1": stored_size(v1.files),
         "segments": built.meta.get("segments"),
         "entries": built.meta.get("entries"),
     }
@@ -185,7 +180,7 @@ def run(
 def table_rows(out: dict[str, Any]) -> list[str]:
     """Markdown rows of the figures."""
     rows = [
-        "| layout | column | sort s | build s | build / sort | bytes format 1 -> 2 | "
+        "| layout | column | sort s | build s | build / sort | stored bytes | "
         "p50 / p99 us numpy path | p50 / p99 us warm path | same selections |",
         "|---|---|---|---|---|---|---|---|---|",
     ]
@@ -194,7 +189,7 @@ def table_rows(out: dict[str, Any]) -> list[str]:
             v, w = c["vectorised"], c["warm"]
             rows.append(
                 f"| {layout} | {col} | {c['sort_seconds']} | {c['build_seconds']} | "
-                f"{c['build_over_sort']} | {c['bytes_format1']:,} -> {c['bytes_format2']:,} | "
+                f"{c['build_over_sort']} | {c['bytes_format2']:,} | "
                 f"{v['lookup_p50_us']} / {v['lookup_p99_us']} | {w['lookup_p50_us']} / "
                 f"{w['lookup_p99_us']} | {c['paths_agree']} |"
             )
@@ -202,7 +197,7 @@ def table_rows(out: dict[str, Any]) -> list[str]:
 
 
 def synthetic(n_keys: int = 300_000, per_kind: int = 200, seed: int = 7) -> dict[str, Any]:
-    """The interleaved layout's shape in process (no Spark): sizes and ``lookup`` p50 per kind.
+    """The interleaved layout's shape in process (no Spark): stored size and ``lookup`` p50 per kind.
 
     ``n_keys`` sparse keys with 1-7 rows each, in 1,024 runs over 64
     locations, built by ``build_local``; each query kind is timed on
@@ -212,8 +207,6 @@ def synthetic(n_keys: int = 300_000, per_kind: int = 200, seed: int = 7) -> dict
     import pyarrow as pa
     from lakesieve.files.ipc_files import stored_size
     from lakesieve.indexes.sieve import build_local, load_index
-    from lakesieve.indexes.sieve.codec import FILE_NAME, decode, from_table
-    from lakesieve.indexes.sieve.legacy import write_v1
     from lakesieve.model import KeyQuery
 
     rng = np.random.default_rng(seed)
@@ -223,7 +216,6 @@ def synthetic(n_keys: int = 300_000, per_kind: int = 200, seed: int = 7) -> dict
     names = np.array([f"part=0/fg-{r % 64:02d}-0123456789abcdef0123" for r in run_of])
     built = build_local(pa.array(np.repeat(keys, rows)), np.repeat(names, rows), "bigint", None, 2)
     index = load_index(built)
-    v1 = write_v1(decode(from_table(built.files[FILE_NAME])), dict(built.meta))
     span = 4 * n_keys
     kinds: dict[str, list[KeyQuery]] = {
         "point": [KeyQuery("points", values=(int(k),)) for k in rng.choice(keys, per_kind)],
@@ -241,7 +233,6 @@ def synthetic(n_keys: int = 300_000, per_kind: int = 200, seed: int = 7) -> dict
     kinds["range_low"] = [KeyQuery("range", low=int(a)) for a in rng.integers(0, span, per_kind)]
     out: dict[str, Any] = {
         "entries": len(index.entry_loc),
-        "bytes_format1": stored_size(v1.files),
         "bytes_format2": stored_size(built.files),
         "load_average": [round(x, 2) for x in os.getloadavg()],
     }
