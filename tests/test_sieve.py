@@ -27,8 +27,7 @@ from lakesieve.contract import registry
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
 from lakesieve.indexes.sieve import build_local, load_index, parse_options, plugin, segments
 from lakesieve.indexes.sieve.build import walk_coded_partition
-from lakesieve.indexes.sieve.codec import FILE_NAME, decode, from_table
-from lakesieve.indexes.sieve.legacy import write_v1
+from lakesieve.indexes.sieve.codec import FILE_NAME, decode, encode, from_table, to_table
 from lakesieve.indexes.sieve.lookup import SieveFormatError, SieveIndex
 from lakesieve.indexes.sieve.params import SieveParams
 from lakesieve.indexes.sieve.segments import (
@@ -603,41 +602,28 @@ def _replace(built: BuiltIndex, name: str, table: pa.Table | None) -> BuiltIndex
     return BuiltIndex(files=files, meta=dict(built.meta))
 
 
-def _as_v1(built: BuiltIndex) -> BuiltIndex:
-    """The same index stored in format 1 (five Arrow tables), as indexes written before format 2."""
-    return write_v1(decode(from_table(built.files[FILE_NAME])), dict(built.meta))
+def _with_arrays(built: BuiltIndex, **change: Any) -> BuiltIndex:
+    """``built`` with some of its stored arrays replaced, encoded again as a valid blob."""
+    arrays = dataclasses.replace(decode(from_table(built.files[FILE_NAME])), **change)
+    return _replace(built, FILE_NAME, to_table(encode(arrays)))
 
 
 def test_corrupt_files_raise_on_load() -> None:
-    built = _as_v1(
-        build_local(
-            list(range(100)), [f"l{i // 10}" for i in range(100)], "bigint", {"min_run_keys": 2}
-        )
+    built = build_local(
+        list(range(100)), [f"l{i // 10}" for i in range(100)], "bigint", {"min_run_keys": 2}
     )
     load_index(built)
-    d = built.files["directory"]
+    a = decode(from_table(built.files[FILE_NAME]))
+    assert len(a.seg_min) > 1 and bool(np.all(a.seg_max > a.seg_min))
     bad = [
-        _replace(built, "directory", None),
-        _replace(built, "entries", pa.table({"x": [1]})),
-        _replace(
-            built,
-            "entries",
-            pa.table({"location_id": pa.array([99] * 10, pa.int32()), "count": [1] * 10}),
-        ),
-        _replace(
-            built,
-            "blocks",
-            pa.table({"first_entry": pa.array([0, 5, 3, 7, 8, 9, 9, 9, 9, 9], pa.int64())}),
-        ),
-        _replace(built, "blocks", pa.table({"first_entry": pa.array([0], pa.int64())})),
-        _replace(
-            built, "directory", d.set_column(2, "width", pa.array([1] * d.num_rows, pa.uint64()))
-        ),
-        _replace(
-            built,
-            "directory",
-            d.set_column(0, "min_key", pa.array([10**6] * d.num_rows, pa.int64())),
-        ),
+        _replace(built, FILE_NAME, None),
+        _replace(built, FILE_NAME, pa.table({"x": [1]})),
+        _with_arrays(built, entry_loc=np.full_like(a.entry_loc, 99)),
+        # blocks whose entries do not add up to the stored entries
+        _with_arrays(built, block_entries=np.append(a.block_entries[:-1], len(a.entry_loc))),
+        _with_arrays(built, block_entries=a.block_entries[:1]),
+        _with_arrays(built, seg_width=np.ones_like(a.seg_width)),
+        _with_arrays(built, seg_min=np.full_like(a.seg_min, 10**6)),
         BuiltIndex(files=built.files, meta={**built.meta, "format_version": 99}),
         BuiltIndex(files=built.files, meta={**built.meta, "key_type": "array<int>"}),
     ]

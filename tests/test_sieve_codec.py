@@ -1,12 +1,14 @@
 """The Sieve's stored form (format 2, one checksummed blob) and its warm lookup path.
 
 Round trips over drawn relations of every key type through the real index
-store, corruption and truncation detected, format 1 still read and answering
-the same, and the warm path answering exactly like the numpy path.
+store, corruption and truncation detected, any other format version refused
+with its number named, and the warm path answering exactly like the numpy
+path.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import struct
 import zlib
@@ -29,7 +31,6 @@ from lakesieve.indexes.sieve.codec import (
     from_table,
     to_table,
 )
-from lakesieve.indexes.sieve.legacy import write_v1
 from lakesieve.indexes.sieve.lookup import SieveFormatError, SieveIndex
 from lakesieve.model import BuiltIndex, KeyQuery
 from lakesieve.store import IndexStore
@@ -57,7 +58,7 @@ def _state(state_id: str, records: list[dict[str, Any]]) -> IndexState:
 
 @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(relations(), st.data())
-def test_round_trip_answers_like_format_1_and_the_numpy_path(
+def test_round_trip_answers_like_the_numpy_path(
     case: tuple[str, list[tuple[Any, str]], dict[str, Any], int], data: st.DataObject
 ) -> None:
     key_type, rows, params, partitions = case
@@ -68,14 +69,13 @@ def test_round_trip_answers_like_format_1_and_the_numpy_path(
     arrays = decode(blob)
     assert encode(arrays) == blob  # decoding loses nothing the encoding keeps
     index = load_index(built)
-    old = load_index(write_v1(arrays, dict(built.meta)))
-    assert index.locations.tolist() == old.locations.tolist()
-    assert np.array_equal(index.entry_count, old.entry_count)
-    assert np.array_equal(index.location_rows, old.location_rows)
+    assert index.locations.tolist() == arrays.locations
+    assert np.array_equal(index.entry_count, arrays.entry_count)
+    assert np.array_equal(index.location_rows, arrays.location_rows)
     for q in _queries(data.draw, key_type, rows):
         got = index.lookup(q).locations
         assert got is not None
-        assert got == old.lookup(q).locations == _numpy_answer(index, q), q
+        assert got == _numpy_answer(index, q), q
         assert _truth(key_type, rows, q) <= got
 
 
@@ -104,11 +104,17 @@ def _interleaved(n: int = 50_000) -> BuiltIndex:
     return build_local(pa.array(keys), locs, "bigint", partitions=2)
 
 
-def test_format_2_is_much_smaller_than_format_1() -> None:
+def test_format_2_is_much_smaller_than_its_plain_arrays() -> None:
+    """The blob against the same content as plain arrays (what format 1 stored, uncompressed)."""
     built = _interleaved()
-    v2 = load_index(built).size_bytes
-    v1 = load_index(write_v1(decode(from_table(built.files[FILE_NAME])), built.meta)).size_bytes
-    assert v2 * 3 < v1, (v2, v1)
+    arrays = decode(from_table(built.files[FILE_NAME]))
+    plain = sum(len(name.encode("utf-8")) for name in arrays.locations) + sum(
+        np.asarray(getattr(arrays, f.name)).nbytes
+        for f in dataclasses.fields(arrays)
+        if f.name != "locations"
+    )
+    stored = load_index(built).size_bytes
+    assert stored * 3 < plain, (stored, plain)
 
 
 def _corrupt(blob: bytes) -> list[bytes]:
@@ -179,17 +185,44 @@ def test_corrupt_stored_file_is_refused(tmp_path: Path) -> None:
         load_index(_stored(tmp_path / "b", bad))
 
 
+def _format_1_files(n: int) -> dict[str, pa.Table]:
+    """Files shaped like the removed format 1 (five Arrow tables), holding ``n`` one-key blocks."""
+    ids = pa.array([0] * n, pa.int32())
+    ones = pa.array([1] * n, pa.int64())
+    keys = pa.array(range(n), pa.int64())
+    return {
+        "locations": pa.table({"location": ["l0"], "rows": pa.array([n], pa.int64())}),
+        "directory": pa.table(
+            {
+                "min_key": keys,
+                "max_key": keys,
+                "width": pa.array([0] * n, pa.uint64()),
+                "first_block": pa.array(range(n), pa.int64()),
+            }
+        ),
+        "blocks": pa.table({"first_entry": pa.array(range(n), pa.int64())}),
+        "entries": pa.table({"location_id": ids, "count": ones}),
+        "nulls": pa.table(
+            {"location_id": pa.array([], pa.int32()), "count": pa.array([], pa.int64())}
+        ),
+    }
+
+
 def test_unknown_format_version_is_refused() -> None:
     built = _interleaved(2_000)
-    for version in (0, 3, None, "2"):
-        with pytest.raises(SieveFormatError, match="format version"):
+    for version in (0, 1, 3, None, "2"):
+        with pytest.raises(SieveFormatError, match=f"format version {version!r},") as caught:
             load_index(
                 BuiltIndex(files=built.files, meta={**built.meta, "format_version": version})
             )
-    # format-1 files under a format-2 version number are refused, never misread
-    v1 = write_v1(decode(from_table(built.files[FILE_NAME])), built.meta)
-    with pytest.raises(SieveFormatError):
-        load_index(BuiltIndex(files=v1.files, meta={**built.meta, "format_version": 2}))
+        assert isinstance(caught.value, IndexCorruptError)
+        assert "\n" not in str(caught.value) and "rebuild" in str(caught.value)
+    # format 1 (no longer read) is refused under its own number and under format 2's,
+    # never misread
+    old = _format_1_files(10)
+    for version in (1, 2):
+        with pytest.raises(SieveFormatError):
+            load_index(BuiltIndex(files=old, meta={**built.meta, "format_version": version}))
 
 
 @settings(max_examples=50, deadline=None)

@@ -22,7 +22,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from lakesieve.contract import registry
 from lakesieve.indexes.sieve import build_local, load_index, plugin
-from lakesieve.indexes.sieve.codec import FILE_NAME, decode, from_table
 from lakesieve.indexes.sieve.delta import (
     KIND_BLOCK,
     KIND_NEW,
@@ -31,7 +30,6 @@ from lakesieve.indexes.sieve.delta import (
     apply_delta,
     apply_delta_local,
 )
-from lakesieve.indexes.sieve.legacy import write_v1
 from lakesieve.indexes.sieve.lookup import SieveIndex
 from lakesieve.keys.mapping import map_key
 from lakesieve.model import BuiltIndex, KeyQuery
@@ -444,11 +442,9 @@ def test_nulls_and_locations_new_to_the_index() -> None:
     assert updated.location_rows.tolist() == [50, 1, 2]
 
 
-def test_index_stored_before_location_rows_still_takes_deltas() -> None:
+def test_a_location_whose_every_row_a_delta_removes_leaves_the_index() -> None:
     rows = [(k, f"l{k % 3}") for k in range(60)]
     built = build_local(pa.array([k for k, _ in rows]), [loc for _, loc in rows], "bigint")
-    built = write_v1(decode(from_table(built.files[FILE_NAME])), dict(built.meta))
-    built.files["locations"] = built.files["locations"].select(["location"])
     index = load_index(built)
     assert index.location_rows.tolist() == [20, 20, 20]
     updated = _apply(index, "bigint", [(k, "l0", -1) for k in range(0, 60, 3)])

@@ -3,7 +3,7 @@
 See ``segments.py`` for the segmentation rule, ``storage.py`` for the stored
 form, ``build.py`` for the Spark build, ``lookup.py`` for lookups and
 ``delta.py`` for folding a delta in; ``codec.py`` and ``loading.py`` for the
-stored form (``legacy.py`` reads the earlier one); the hooks live in ``plugin.py``.
+stored form; the hooks live in ``plugin.py``.
 """
 
 from __future__ import annotations

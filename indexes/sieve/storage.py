@@ -1,28 +1,17 @@
 """Assembling the stored form of a Sieve index, and the Spark walk's row format.
 
 The stored form (format 2) is one checksummed binary file, described in
-``codec.py``; :func:`to_built` writes it. Indexes written before it (format
-1) are five Arrow tables, still readable (``legacy.py``); their layout was:
-
-================  ==================================================================
-``locations``     ``location`` (string); a location's id is its row number;
-                  ``rows`` (int64): rows the relation holds there, null keys
-                  included (kept exact by deltas; absent in files written
-                  before it existed, then derived from the entries)
-``directory``     one row per segment, sorted by ``(min_key, max_key)``:
-                  ``min_key``, ``max_key`` (int64, mapped keys), ``width`` (uint64
-                  block width; 0 = one block spanning the segment), ``first_block``
-                  (int64 row of the segment's first block in ``blocks``)
-``blocks``        one row per block: ``first_entry`` (int64 row of its first entry in
-                  ``entries``); a block's entries end where the next block's begin
-``entries``       ``location_id`` (int32), ``count`` (int64 rows of keys in the block
-                  at that location)
-``nulls``         ``location_id`` (int32), ``count`` (int64 rows with a null key)
-================  ==================================================================
+``codec.py``; :func:`to_built` writes it and ``loading.py`` reads it back.
+Its content, in directory order, is: the location names (a location's id is
+its position) with the rows each holds, null keys included; one entry per
+segment, sorted by ``(min_key, max_key)`` (mapped keys) with its block width
+(0 = one block spanning the segment); the entries per block, blocks in
+segment order; the ``(location id, rows)`` entries of every block; and the
+rows with a null key per location.
 
 A segment with ``min_key`` ``a``, ``max_key`` ``b`` and width ``w`` has
 ``(b - a) // w + 1`` blocks (one when ``w`` is 0); key ``k`` in ``[a, b]``
-lies in block ``first_block + (k - a) // w``. Segments may overlap (bridged
+lies in the segment's block ``(k - a) // w``. Segments may overlap (bridged
 gaps, keys whose mapped values coincide at a partition boundary); a lookup
 visits every segment containing the key.
 """
