@@ -14,7 +14,6 @@ import math
 import os
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,14 +23,14 @@ from lakesieve.errors import OptionError, UnsupportedKeyTypeError
 from lakesieve.indexes.exact import partitions, plugin
 from lakesieve.indexes.exact.build import build_local
 from lakesieve.indexes.exact.delta import merge_changes
-from lakesieve.indexes.exact.loading import AnyExactIndex, load_index
+from lakesieve.indexes.exact.loading import load_index
 from lakesieve.indexes.exact.lookup import ExactFormatError
+from lakesieve.indexes.exact.partitioned import PartitionedExactIndex
 from lakesieve.indexes.exact.spark_files import (
     SPARK_FILES_FORMAT,
     codes_of_table,
     partition_from_codes,
 )
-from lakesieve.indexes.exact.storage import to_built
 from lakesieve.keys.key_order import KeyOrder
 from lakesieve.model import BuiltIndex, KeyQuery
 from lakesieve.testing.index_contract import (
@@ -64,34 +63,13 @@ ALL_KEY_TYPES = [
 LOCAL = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
-def _load(built: BuiltIndex) -> AnyExactIndex:
+def _load(built: BuiltIndex) -> PartitionedExactIndex:
     copy, _ = ipc_round_trip(built)
     return load_index(copy)
 
 
 def _build(rows: list[tuple[Any, str]], key_type: str) -> BuiltIndex:
     return build_local([k for k, _ in rows], [loc for _, loc in rows], key_type)
-
-
-def _build_format1(rows: list[tuple[Any, str]], key_type: str) -> BuiltIndex:
-    """An index in the single-piece format 1, which builds no longer write but loading still reads."""
-    order = KeyOrder.of(key_type)
-    names = sorted({loc for _, loc in rows})
-    ids = {n: i for i, n in enumerate(names)}
-    kept = [(k, ids[loc]) for k, loc in rows if k is not None]
-    nulls = np.zeros(len(names), np.int64)
-    for k, loc in rows:
-        if k is None:
-            nulls[ids[loc]] += 1
-    return to_built(
-        order,
-        pa.array([k for k, _ in kept], order.arrow_type()),
-        np.array([i for _, i in kept], np.int64),
-        np.ones(len(kept), np.int64),
-        names,
-        nulls,
-        {},
-    )
 
 
 def _pairs(built: BuiltIndex, key_type: str) -> list[tuple[Any, str, int]]:
@@ -253,10 +231,8 @@ def test_lookups_are_exact(key_type: str, data: st.DataObject) -> None:
         st.lists(key_queries(key_values(key_type), rows), min_size=8, max_size=8)
     )
     index = _load(_build(rows, key_type))
-    older = _load(_build_format1(rows, key_type))
     for q in queries:
         assert index.lookup(q).locations == true_locations(rows, q), q
-        assert older.lookup(q).locations == true_locations(rows, q), q
     d = index.describe()
     assert d["rows"] == len(rows)
     assert d["null_rows"] == sum(1 for k, _ in rows if k is None)
@@ -284,10 +260,6 @@ def test_delta_equals_rebuild(key_type: str, data: st.DataObject) -> None:
     got = _load(merged)
     for q in standard_queries(after):
         assert got.lookup(q).locations == true_locations(after, q)
-    # a format-1 index folds the same changes into the same format-2 index
-    from_format1 = merge_changes(_load(_build_format1(rows, key_type)), changes, {})
-    assert from_format1.meta == fresh.meta
-    _assert_same_files(from_format1, fresh, key_type)
 
 
 @pytest.mark.parametrize("key_type", ALL_KEY_TYPES)
@@ -421,33 +393,48 @@ def test_range_bounds_and_mismatched_values() -> None:
 # ---------------------------------------------------------------------------
 
 
-def _corrupt(built: BuiltIndex, name: str, table: pa.Table) -> BuiltIndex:
-    return BuiltIndex(files={**built.files, name: table}, meta=dict(built.meta))
+def test_load_rejects_corrupt_files() -> None:
+    from lakesieve.indexes.exact.partitioned import partition_index
 
-
-def test_load_rejects_corrupt_format1_files() -> None:
-    built = _build_format1([(1, "a"), (2, "b"), (3, "a"), (None, "b")], "bigint")
-    keys = built.files["keys"]
-    unsorted = keys.take([1, 0, 2])
+    built = _build([(1, "a"), (2, "b"), (3, "a"), (None, "b")], "bigint")
+    load_index(built)
+    order = KeyOrder.of("bigint")
+    (name,) = built.files["manifest"].column("file").to_pylist()
+    part = built.files[name]
+    assert part.num_rows == 4 and partition_index(order, {}, part).points(
+        order.query(3).points()
+    ) == {"a"}
     with pytest.raises(ExactFormatError, match="sorted"):
-        load_index(_corrupt(built, "keys", unsorted))
-    bad_offsets = keys.set_column(1, "first_entry", pa.array([0, 2, 9], pa.int64()))
-    with pytest.raises(ExactFormatError):
-        load_index(_corrupt(built, "keys", bad_offsets))
-    entries = built.files["entries"]
-    bad_loc = entries.set_column(0, "location_id", pa.array([0, 7, 0], pa.int32()))
+        partition_index(order, {}, part.take([1, 0, 2, 3]))
+    locs = part.column("location").combine_chunks()
+    unknown = pa.DictionaryArray.from_arrays(
+        pa.array([0, 7, 0, 1], locs.indices.type), locs.dictionary, safe=False
+    )
     with pytest.raises(ExactFormatError, match="unknown location"):
-        load_index(_corrupt(built, "entries", bad_loc))
-    with pytest.raises(ExactFormatError, match="missing"):
+        partition_index(order, {}, part.set_column(1, "location", unknown))
+    with pytest.raises(ExactFormatError, match="not positive"):
+        partition_index(order, {}, part.set_column(2, "count", pa.array([1, 0, 1, 1], pa.int64())))
+    with pytest.raises(ExactFormatError, match="'manifest' is missing"):
         load_index(
             BuiltIndex(
-                files={k: v for k, v in built.files.items() if k != "nulls"}, meta=built.meta
+                files={k: v for k, v in built.files.items() if k != "manifest"}, meta=built.meta
             )
         )
-    with pytest.raises(ExactFormatError, match="format"):
-        load_index(BuiltIndex(files=built.files, meta={**built.meta, "format_version": 99}))
+    with pytest.raises(ExactFormatError, match="no key type"):
+        load_index(BuiltIndex(files=built.files, meta={**built.meta, "key_type": None}))
     with pytest.raises(ExactFormatError, match="do not fit"):
         load_index(BuiltIndex(files=built.files, meta={**built.meta, "key_type": "date"}))
+
+
+def test_load_refuses_other_format_versions() -> None:
+    built = _build([(1, "a"), (2, "b"), (3, "a"), (None, "b")], "bigint")
+    # format 1 (every pair in four files read at load) is no longer read, nor any other
+    for version in (1, 0, 4, 99, None, "2"):
+        with pytest.raises(ExactFormatError, match=f"format version {version!r},") as caught:
+            load_index(
+                BuiltIndex(files=built.files, meta={**built.meta, "format_version": version})
+            )
+        assert "\n" not in str(caught.value) and "rebuild" in str(caught.value)
 
 
 # ---------------------------------------------------------------------------

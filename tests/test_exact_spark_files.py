@@ -24,8 +24,8 @@ from lakesieve.files.orc_footer import OrcFooterError
 from lakesieve.indexes.exact import partitions, plugin, spark_files
 from lakesieve.indexes.exact.loading import load_index
 from lakesieve.indexes.exact.partitioned import PartitionedExactIndex
+from lakesieve.indexes.exact.partitions import PARTITIONED_FORMAT
 from lakesieve.indexes.exact.spark_files import SPARK_FILES_FORMAT, codes_of_table
-from lakesieve.indexes.exact.storage import PARTITIONED_FORMAT
 from lakesieve.keys.key_order import KeyOrder
 from lakesieve.model import BuiltIndex, KeyQuery
 from lakesieve.store.task_files import folder_reader, scratch_staging

@@ -4,8 +4,8 @@ Perfect pruning for points, IN lists, ranges and IS NULL; its size grows with
 the distinct (key, location) pairs. It is the yardstick of the other types:
 "locations selected by X / locations selected by exact" is X's false-positive
 overhead. ``partitions.py`` holds the stored form (key-range partitions written by
-Spark tasks, and a manifest), ``storage.py`` the older single-piece form
-(still read), ``build.py`` the Spark build, ``lookup.py`` and
+Spark tasks, and a manifest), ``spark_files.py`` its variant of ORC files
+Spark writes, ``build.py`` the Spark build, ``lookup.py`` and
 ``partitioned.py`` lookups, ``loading.py`` loading, ``delta.py`` incremental changes and ``plugin.py`` the
 hooks.
 

@@ -55,12 +55,12 @@ from lakesieve.files.ipc_files import read_ipc
 from lakesieve.indexes.exact import partitions, spark_files
 from lakesieve.indexes.exact.params import INDEX_TYPE, parse_exact_options
 from lakesieve.indexes.exact.partitions import (
+    PARTITIONED_FORMAT,
     TASK_ROW_DDL,
     manifest_from_rows,
     split_ranges,
     write_partitions,
 )
-from lakesieve.indexes.exact.storage import PARTITIONED_FORMAT
 from lakesieve.keys.key_order import KeyOrder
 from lakesieve.keys.location_codes import CODE_COLUMN, LocationCodes, code_column
 from lakesieve.keys.location_ids import with_location_ids

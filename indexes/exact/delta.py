@@ -106,7 +106,7 @@ def merge_changes(index: Any, changes: pa.Table, params: Mapping[str, Any]) -> B
     """The index with summed changes folded in (the driver half of :func:`apply_delta`).
 
     Args:
-        index: the loaded index (either format).
+        index: the loaded index (format 2 or 3).
         changes: ``key``, ``location``, ``cnt`` rows (as :func:`summed_delta` gives).
         params: build parameters (the exact index has none).
     """

@@ -1,10 +1,14 @@
-"""Loading a stored exact index of either format.
+"""Loading a stored exact index of format 2 or 3.
 
-Format 1 (:mod:`lakesieve.indexes.exact.storage`) holds every pair in four
-files read at load; format 2 (:mod:`lakesieve.indexes.exact.partitions`)
-holds a manifest read at load and key-range partitions read when a query
-needs them; format 3 (:mod:`lakesieve.indexes.exact.spark_files`) likewise,
-with partitions of raw rows that Spark wrote, and a ``locations`` file.
+Format 2 (:mod:`lakesieve.indexes.exact.partitions`) holds a manifest read
+at load and key-range partitions read when a query needs them; format 3
+(:mod:`lakesieve.indexes.exact.spark_files`) likewise, with partitions of raw
+rows that Spark wrote, and a ``locations`` file. A Spark build writes format
+3 where it knows every location and ORC stores the key type exactly, format
+2 otherwise; in-process builds and compaction write format 2. An index stored in any other format version is refused
+with an :class:`~lakesieve.indexes.exact.lookup.ExactFormatError` naming the
+version (the framework then reports the index unreadable, does not use it
+and reads every location).
 """
 
 from __future__ import annotations
@@ -13,30 +17,31 @@ from typing import Any
 
 import pyarrow as pa
 from lakesieve.files.ipc_files import ipc_size
-from lakesieve.indexes.exact.lookup import ExactFormatError, ExactIndex, check, load_format1
+from lakesieve.indexes.exact.lookup import ExactFormatError, check
 from lakesieve.indexes.exact.params import INDEX_TYPE
 from lakesieve.indexes.exact.partitioned import PartitionedExactIndex, load_partitioned
+from lakesieve.indexes.exact.partitions import PARTITIONED_FORMAT
 from lakesieve.indexes.exact.spark_files import SPARK_FILES_FORMAT, codes_of_table
-from lakesieve.indexes.exact.storage import FORMAT_VERSION, PARTITIONED_FORMAT
 from lakesieve.keys.key_order import KeyOrder
 from lakesieve.model import BuiltIndex
 
-#: A loaded exact index of either format.
-AnyExactIndex = ExactIndex | PartitionedExactIndex
 
-
-def load_index(built: BuiltIndex) -> AnyExactIndex:
-    """Decode and check a stored exact index (partitions of format 2 are read later, on demand).
+def load_index(built: BuiltIndex) -> PartitionedExactIndex:
+    """Decode and check a stored exact index (its partitions are read later, on demand).
 
     Raises:
-        ExactFormatError: a file is missing or malformed, or the format is unknown.
+        ExactFormatError: a file is missing or malformed, or the format
+            version is not 2 or 3 (the message names it).
         UnsupportedKeyTypeError: the stored key type is not supported.
     """
     meta = dict(built.meta or {})
     version = meta.get("format_version")
-    if version == FORMAT_VERSION:
-        return load_format1(built)
-    check(version in (PARTITIONED_FORMAT, SPARK_FILES_FORMAT), f"format {version!r}")
+    if version not in (PARTITIONED_FORMAT, SPARK_FILES_FORMAT):
+        raise ExactFormatError(
+            f"exact index is stored in format version {version!r}, which this version of "
+            f"lakesieve does not read (it reads formats {PARTITIONED_FORMAT} and "
+            f"{SPARK_FILES_FORMAT}); rebuild the index"
+        )
     key_type = meta.get("key_type")
     check(isinstance(key_type, str), "no key type")
     order = KeyOrder.of(str(key_type), INDEX_TYPE)
@@ -70,11 +75,10 @@ def load_index(built: BuiltIndex) -> AnyExactIndex:
     return load_partitioned(order, dict(params), meta, manifest, size, read, codes)
 
 
-def all_pairs(index: Any) -> tuple[list[pa.Array], list[pa.Array], list[Any]]:
+def all_pairs(index: PartitionedExactIndex) -> tuple[list[pa.Array], list[pa.Array], list[Any]]:
     """Every ``(key, location, count)`` row of a loaded index, one chunk per partition."""
-    parts = index.partitions() if isinstance(index, PartitionedExactIndex) else [index]
     keys, locations, counts = [], [], []
-    for part in parts:
+    for part in index.partitions():
         k, loc, cnt = part.pairs()
         keys.append(k)
         locations.append(loc)

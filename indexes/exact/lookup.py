@@ -1,4 +1,11 @@
-"""Loading a stored exact index and answering key queries (driver-side, numpy only).
+"""One key-range partition of an exact index, answering key queries (driver-side, numpy only).
+
+A loaded partition (:func:`~lakesieve.indexes.exact.partitioned.partition_index`
+decodes and checks its file) holds its pairs in CSR form: the distinct
+non-null keys, sorted in the column's order and kept whole in their own type
+(strings with every byte, decimals with every digit), each with the offset
+of its first entry; the ``(location id, rows)`` entries, sorted by location
+id within a key; and the rows with a null key per location.
 
 Points and range bounds become comparison forms (:mod:`lakesieve.keys.key_order`) and are
 binary-searched in the sorted distinct keys (``numpy.searchsorted``); the
@@ -8,7 +15,7 @@ the column (``1.5`` on an integer column) is widened to its neighbouring
 column values (:class:`~lakesieve.keys.key_order.QueryForms`),
 which may add locations: a superset.
 
-Loading checks offsets, ids and key order before use, so a corrupt or
+Decoding checks key order, ids and counts before use, so a corrupt or
 hostile file raises (the framework then falls back to a full scan) instead
 of answering wrongly.
 """
@@ -20,12 +27,10 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.files.ipc_files import stored_size
 from lakesieve.indexes.exact.params import INDEX_TYPE
-from lakesieve.indexes.exact.storage import ENTRIES_SCHEMA, FORMAT_VERSION, LOCATIONS_SCHEMA
 from lakesieve.keys.key_order import KeyOrder
 from lakesieve.keys.unique import unique_ints
-from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
+from lakesieve.model import KeyQuery, LookupResult
 
 
 class ExactFormatError(ValueError):
@@ -34,7 +39,7 @@ class ExactFormatError(ValueError):
 
 @dataclass
 class ExactIndex:
-    """A loaded exact index.
+    """The pairs of one loaded partition of an exact index.
 
     Attributes:
         order: comparison forms of the key type.
@@ -162,7 +167,7 @@ class ExactIndex:
 
 
 # ---------------------------------------------------------------------------
-# loading and checking
+# checking
 # ---------------------------------------------------------------------------
 
 
@@ -170,91 +175,3 @@ def check(cond: bool, what: str) -> None:
     """Raise :class:`ExactFormatError` saying ``what`` is wrong unless ``cond`` holds."""
     if not cond:
         raise ExactFormatError(f"exact index is inconsistent: {what}")
-
-
-def _table(built: BuiltIndex, name: str) -> pa.Table:
-    table = built.files.get(name)
-    if not isinstance(table, pa.Table):
-        raise ExactFormatError(f"exact index file {name!r} is missing")
-    return table
-
-
-def _typed(table: pa.Table, name: str, schema: pa.Schema) -> pa.Table:
-    try:
-        return table.select(schema.names).cast(schema)
-    except (KeyError, pa.ArrowException) as exc:
-        raise ExactFormatError(f"exact index file {name!r} has the wrong columns: {exc}") from exc
-
-
-def _column(table: pa.Table, name: str, dtype: Any) -> np.ndarray:
-    col = table.column(name)
-    check(col.null_count == 0, f"column {name!r} has nulls")
-    return np.asarray(col.combine_chunks() if col.num_chunks != 1 else col.chunk(0), dtype=dtype)
-
-
-def load_format1(built: BuiltIndex) -> ExactIndex:
-    """Decode and check a stored exact index of format 1 (every pair in four driver files).
-
-    Raises:
-        ExactFormatError: a file is missing or malformed, keys are out of
-            order, or offsets and ids do not fit together.
-        UnsupportedKeyTypeError: the stored key type is not supported.
-    """
-    meta = dict(built.meta or {})
-    check(meta.get("format_version") == FORMAT_VERSION, f"format {meta.get('format_version')!r}")
-    key_type = meta.get("key_type")
-    check(isinstance(key_type, str), "no key type")
-    order = KeyOrder.of(str(key_type), INDEX_TYPE)
-    params = meta.get("params") or {}
-    check(isinstance(params, dict), "params is not a dict")
-
-    loc_t = _typed(_table(built, "locations"), "locations", LOCATIONS_SCHEMA)
-    keys_t = _table(built, "keys")
-    ent_t = _typed(_table(built, "entries"), "entries", ENTRIES_SCHEMA)
-    nul_t = _typed(_table(built, "nulls"), "nulls", ENTRIES_SCHEMA)
-    check(set(keys_t.column_names) >= {"key", "first_entry"}, "keys table lacks its columns")
-
-    loc_col = loc_t.column("location")
-    check(loc_col.null_count == 0, "null location")
-    locations = np.array(loc_col.to_pylist(), dtype=object)
-    n_loc = len(locations)
-    key_col = keys_t.column("key")
-    key_col = key_col.combine_chunks() if key_col.num_chunks != 1 else key_col.chunk(0)
-    check(key_col.null_count == 0, "a null key in the keys table")
-    try:
-        forms = order.array(key_col)
-    except (TypeError, ValueError, pa.ArrowException) as exc:
-        raise ExactFormatError(f"exact index keys do not fit type {key_type!r}: {exc}") from exc
-    check(KeyOrder.strictly_increasing(forms), "keys are not sorted and distinct")
-    check(pa.types.is_integer(keys_t.schema.field("first_entry").type), "first_entry type")
-    first = _column(keys_t, "first_entry", np.int64)
-    entry_loc = _column(ent_t, "location_id", np.int32)
-    entry_count = _column(ent_t, "count", np.int64)
-    null_loc = _column(nul_t, "location_id", np.int32)
-    null_count = _column(nul_t, "count", np.int64)
-    n_entries = len(entry_loc)
-    check(len(first) == 0 or int(first[0]) == 0, "keys do not start at entry 0")
-    check(bool(np.all(np.diff(first) > 0)), "a key has no entries or offsets decrease")
-    check(len(first) == 0 or int(first[-1]) < n_entries, "key entries lie outside the entries")
-    check(len(first) > 0 or n_entries == 0, "entries without keys")
-    check(
-        bool(np.all((entry_loc >= 0) & (entry_loc < n_loc))), "an entry names an unknown location"
-    )
-    check(
-        bool(np.all((null_loc >= 0) & (null_loc < n_loc))), "a null entry names an unknown location"
-    )
-    check(bool(np.all(entry_count > 0)) and bool(np.all(null_count > 0)), "a count is not positive")
-    return ExactIndex(
-        order=order,
-        params=dict(params),
-        locations=locations,
-        keys=key_col,
-        forms=forms,
-        first_entry=np.append(first, n_entries).astype(np.int64),
-        entry_loc=entry_loc,
-        entry_count=entry_count,
-        null_loc=null_loc,
-        null_count=null_count,
-        size_bytes=stored_size(built.files),
-        meta=meta,
-    )

@@ -39,6 +39,9 @@ from lakesieve.keys.location_codes import LocationCodes
 from lakesieve.keys.location_ids import location_names
 from lakesieve.store.task_files import ON_DEMAND_PREFIX, ipc_file_bytes, write_task_file
 
+#: Format version of an index of key-range partitions and a manifest (stored in its meta).
+PARTITIONED_FORMAT = 2
+
 #: Rows of the relation per partition the Spark build aims at (pairs are at most as many).
 ROWS_PER_PARTITION = 500_000
 
