@@ -401,19 +401,19 @@ def test_load_rejects_corrupt_files() -> None:
     order = KeyOrder.of("bigint")
     (name,) = built.files["manifest"].column("file").to_pylist()
     part = built.files[name]
-    assert part.num_rows == 4 and partition_index(order, {}, part).points(
-        order.query(3).points()
-    ) == {"a"}
+    assert part.num_rows == 4 and partition_index(order, part).points(order.query(3).points()) == {
+        "a"
+    }
     with pytest.raises(ExactFormatError, match="sorted"):
-        partition_index(order, {}, part.take([1, 0, 2, 3]))
+        partition_index(order, part.take([1, 0, 2, 3]))
     locs = part.column("location").combine_chunks()
     unknown = pa.DictionaryArray.from_arrays(
         pa.array([0, 7, 0, 1], locs.indices.type), locs.dictionary, safe=False
     )
     with pytest.raises(ExactFormatError, match="unknown location"):
-        partition_index(order, {}, part.set_column(1, "location", unknown))
+        partition_index(order, part.set_column(1, "location", unknown))
     with pytest.raises(ExactFormatError, match="not positive"):
-        partition_index(order, {}, part.set_column(2, "count", pa.array([1, 0, 1, 1], pa.int64())))
+        partition_index(order, part.set_column(2, "count", pa.array([1, 0, 1, 1], pa.int64())))
     with pytest.raises(ExactFormatError, match="'manifest' is missing"):
         load_index(
             BuiltIndex(

@@ -22,15 +22,14 @@ of answering wrongly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.indexes.exact.params import INDEX_TYPE
 from lakesieve.keys.key_order import KeyOrder
 from lakesieve.keys.unique import unique_ints
-from lakesieve.model import KeyQuery, LookupResult
+from lakesieve.model import KeyQuery
 
 
 class ExactFormatError(ValueError):
@@ -43,7 +42,6 @@ class ExactIndex:
 
     Attributes:
         order: comparison forms of the key type.
-        params: build parameters.
         locations: location names by id (object array).
         keys: the distinct keys, sorted, in the column's Arrow type.
         forms: comparison forms of ``keys`` (strictly increasing).
@@ -52,12 +50,9 @@ class ExactIndex:
         entry_count: rows per entry (int64).
         null_loc: location ids holding null keys (int32).
         null_count: rows with a null key per such location (int64).
-        size_bytes: bytes of the stored Arrow IPC files.
-        meta: the stored meta dict.
     """
 
     order: KeyOrder
-    params: dict[str, Any]
     locations: np.ndarray
     keys: pa.Array
     forms: np.ndarray
@@ -66,13 +61,6 @@ class ExactIndex:
     entry_count: np.ndarray
     null_loc: np.ndarray
     null_count: np.ndarray
-    size_bytes: int
-    meta: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def key_type(self) -> str:
-        """Spark type string of the indexed column."""
-        return self.order.key_type
 
     # --------------------------------------------------------------- queries
 
@@ -121,22 +109,6 @@ class ExactIndex:
         """Locations holding rows with a null key."""
         return frozenset(self.locations[self.null_loc].tolist())
 
-    def lookup(self, query: KeyQuery) -> LookupResult:
-        """Answer a key query with exactly the matching locations (a superset, see module docs)."""
-        try:
-            if query.kind == "is_null":
-                return LookupResult(self.null_locations())
-            if query.kind == "points":
-                forms = [
-                    f for v in query.values if v is not None for f in self.order.query(v).points()
-                ]
-                return LookupResult(self.points(forms))
-            if query.kind == "range":
-                return LookupResult(self.key_range(query))
-        except (TypeError, ValueError, ArithmeticError) as exc:
-            return LookupResult.all(f"exact index cannot compare the query's values: {exc}")
-        return LookupResult.all(f"exact index does not answer {query.kind!r} queries")
-
     def pairs(self) -> tuple[pa.Array, pa.Array, np.ndarray]:
         """Every ``(key, location, count)`` row of the index (null keys last), as arrays."""
         per_key = np.diff(self.first_entry)
@@ -147,23 +119,6 @@ class ExactIndex:
         locations = pa.DictionaryArray.from_arrays(pa.array(ids, pa.int32()), names)
         counts = np.concatenate([self.entry_count, self.null_count]).astype(np.int64)
         return keys, locations.dictionary_decode(), counts
-
-    # ------------------------------------------------------------- describe
-
-    def describe(self) -> dict[str, Any]:
-        """Size, entry counts and parameters."""
-        return {
-            "index_type": INDEX_TYPE,
-            "key_type": self.key_type,
-            "size_bytes": self.size_bytes,
-            "distinct_keys": len(self.forms),
-            "entries": len(self.entry_loc),
-            "locations": len(self.locations),
-            "null_locations": len(self.null_loc),
-            "rows": int(self.entry_count.sum() + self.null_count.sum()),
-            "null_rows": int(self.null_count.sum()),
-            "params": dict(self.params),
-        }
 
 
 # ---------------------------------------------------------------------------

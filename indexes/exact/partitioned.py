@@ -35,7 +35,7 @@ from lakesieve.store.task_files import ON_DEMAND_PREFIX
 CACHE_BYTES = 256 * 1024 * 1024
 
 
-def partition_index(order: KeyOrder, params: dict[str, Any], table: pa.Table) -> ExactIndex:
+def partition_index(order: KeyOrder, table: pa.Table) -> ExactIndex:
     """Decode and check one partition file into an :class:`ExactIndex` of its pairs.
 
     Raises:
@@ -71,7 +71,6 @@ def partition_index(order: KeyOrder, params: dict[str, Any], table: pa.Table) ->
     starts = np.flatnonzero(order.changes(forms)) if len(forms) else np.zeros(0, np.int64)
     return ExactIndex(
         order=order,
-        params=params,
         locations=names,
         keys=k.take(pa.array(starts, pa.int64())),
         forms=forms[starts],
@@ -80,7 +79,6 @@ def partition_index(order: KeyOrder, params: dict[str, Any], table: pa.Table) ->
         entry_count=counts[valid],
         null_loc=ids[is_null].astype(np.int32),
         null_count=counts[is_null],
-        size_bytes=0,
     )
 
 
@@ -134,7 +132,7 @@ class PartitionedExactIndex:
                 table = partition_from_codes(self.order, table, self.codes)
             except ValueError as exc:
                 raise ExactFormatError(str(exc)) from exc
-        return partition_index(self.order, self.params, table)
+        return partition_index(self.order, table)
 
     def partition(self, i: int) -> ExactIndex:
         """Partition ``i``, loaded (or from the cache).
