@@ -679,6 +679,31 @@ def test_parse_options() -> None:
             parse_options({"size_weight": endless})
 
 
+def test_sieve_options_go_through_the_shared_option_parser() -> None:
+    from lakesieve.contract.index_options import OptionSpec
+    from lakesieve.contract.index_options import parse_options as shared_parse_options
+    from lakesieve.indexes.sieve.params import OPTIONS
+
+    assert all(isinstance(spec, OptionSpec) for spec in OPTIONS.values())
+    assert {name: spec.default for name, spec in OPTIONS.items()} == SieveParams().to_dict()
+    validate = plugin.SieveIndexType().validate
+    for raw in ("inf", "-inf", "nan", "NaN", " Infinity ", math.inf, math.nan):
+        with pytest.raises(OptionError) as caught:
+            validate({"size_weight": raw}, "bigint")
+        message = str(caught.value)
+        assert message == (
+            f"option 'size_weight' of index type 'sieve' expects a number >= 0, "
+            f"got {raw!r}, which is not finite"
+        )
+        with pytest.raises(OptionError) as shared:
+            shared_parse_options("sieve", OPTIONS, {"size_weight": raw})
+        assert str(shared.value) == message
+    with pytest.raises(
+        OptionError, match=r"^option 'target_fpr' .* got 'nan', which is not finite$"
+    ):
+        validate({"target_fpr": "nan"}, "bigint")
+
+
 def test_hooks_answer_only_for_sieve() -> None:
     assert [t.name for t in plugin.lakesieve_index_types()] == ["sieve"]
     for other in ("zonemap", "bloom", "exact"):  # the other types are answered by other objects

@@ -1,4 +1,4 @@
-"""Typed build options of index types (the zonemap, bloom and exact types use them).
+"""Typed build options of index types (the sieve, zonemap, bloom and exact types use them).
 
 Options arrive as strings (``lakesieve.toml``, the CLI, the Python API) or
 already typed (a parameter dict handed back to a build). Each index type
@@ -60,9 +60,10 @@ class OptionSpec:
 
 
 def _convert(name: str, raw: Any, spec: OptionSpec, index_type: str) -> int | float | None:
-    def wrong() -> OptionError:
+    def wrong(why: str = "") -> OptionError:
         return OptionError(
-            f"option {name!r} of index type {index_type!r} expects {spec.expects()}, got {raw!r}"
+            f"option {name!r} of index type {index_type!r} expects {spec.expects()}, "
+            f"got {raw!r}{why}"
         )
 
     if raw is None or (isinstance(raw, str) and raw.strip().lower() in AUTO):
@@ -92,8 +93,8 @@ def _convert(name: str, raw: Any, spec: OptionSpec, index_type: str) -> int | fl
                 raise wrong() from None
         else:
             raise wrong()
-        if not math.isfinite(value):
-            raise wrong()
+        if not math.isfinite(value):  # NaN or infinity: no option means either
+            raise wrong(", which is not finite")
     if spec.low is not None and (value < spec.low if spec.low_inclusive else value <= spec.low):
         raise wrong()
     if spec.high is not None and (value > spec.high if spec.high_inclusive else value >= spec.high):

@@ -61,7 +61,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from lakesieve.indexes.sieve.params import PARAMS, SieveParams, parse_options
+from lakesieve.indexes.sieve.params import OPTIONS, SieveParams, parse_options
 from lakesieve.indexes.sieve.segments import PairBuffer, SegmentSet, walk
 from lakesieve.indexes.sieve.storage import (
     SEGMENT_ROW_SCHEMA,
@@ -365,7 +365,7 @@ def build_spark(
     from pyspark.sql import functions as F
 
     parse_key_type(key_type)
-    full = parse_options({k: v for k, v in params.items() if k in PARAMS})
+    full = parse_options({k: v for k, v in params.items() if k in OPTIONS})
     p = SieveParams.from_dict(full)
     rel = relation.select(
         F.col("key").alias("key"), F.col("location").cast("string").alias("location")

@@ -80,7 +80,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.indexes.sieve.build import SEGMENT_ROW_DDL, partition_count
 from lakesieve.indexes.sieve.lookup import SieveIndex
-from lakesieve.indexes.sieve.params import PARAMS, SieveParams, parse_options
+from lakesieve.indexes.sieve.params import OPTIONS, SieveParams, parse_options
 from lakesieve.indexes.sieve.segments import SegmentSet, group_keys, walk
 from lakesieve.indexes.sieve.storage import (
     SEGMENT_ROW_SCHEMA,
@@ -550,7 +550,7 @@ def fold_summary(
 
 def _full_params(index: SieveIndex, params: Mapping[str, Any] | None) -> dict[str, Any]:
     chosen = params or index.params
-    return parse_options({k: v for k, v in chosen.items() if k in PARAMS})
+    return parse_options({k: v for k, v in chosen.items() if k in OPTIONS})
 
 
 def _budget_per_key(index: SieveIndex, p: SieveParams, new_pairs: int) -> float:

@@ -2,25 +2,26 @@
 
 Options arrive as strings (from ``lakesieve.toml``, the CLI or the Python
 API); :func:`parse_options` turns them into typed values with the defaults
-filled in. Every parameter is described in :data:`PARAMS`, which is also what
-``describe`` reports.
+filled in, through the option system every index type shares
+(:mod:`lakesieve.contract.index_options`). Every parameter is described in
+:data:`OPTIONS`.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from lakesieve.errors import OptionError
+from lakesieve.contract.index_options import OptionSpec
+from lakesieve.contract.index_options import parse_options as shared_parse_options
 
 INDEX_TYPE = "sieve"
 
 
 @dataclass(frozen=True)
 class SieveParams:
-    """Typed build parameters (see :data:`PARAMS` for their meaning)."""
+    """Typed build parameters and their defaults (see :data:`OPTIONS` for their meaning)."""
 
     min_run_keys: int = 16
     min_keys_per_block: int = 32
@@ -37,125 +38,75 @@ class SieveParams:
     @classmethod
     def from_dict(cls, params: Mapping[str, Any] | None) -> SieveParams:
         """Typed parameters from a (possibly partial, possibly string-valued) dict."""
-        return cls(**parse_options({k: v for k, v in (params or {}).items() if k in PARAMS}))
+        return cls(**parse_options({k: v for k, v in (params or {}).items() if k in OPTIONS}))
 
 
-@dataclass(frozen=True)
-class _Spec:
-    kind: str  # "integer" or "number"
-    low: float
-    low_inclusive: bool
-    high: float | None
-    help: str
+#: The defaults, as :class:`SieveParams` declares them.
+_DEFAULTS = SieveParams()
 
-
-#: Every option: its kind, allowed range and meaning.
-PARAMS: dict[str, _Spec] = {
-    "min_run_keys": _Spec(
+#: Every option of the Sieve: its kind, allowed range, default and meaning.
+OPTIONS: dict[str, OptionSpec] = {
+    "min_run_keys": OptionSpec(
         "integer",
-        1,
-        True,
-        None,
+        _DEFAULTS.min_run_keys,
         "a run of at least this many consecutive distinct keys with the same location set "
         "becomes its own segment with a single block (short gaps between such runs are "
         "bridged by the neighbouring segments when their locations cover the gap)",
+        low=1,
     ),
-    "min_keys_per_block": _Spec(
+    "min_keys_per_block": OptionSpec(
         "integer",
-        1,
-        True,
-        None,
+        _DEFAULTS.min_keys_per_block,
         "size floor for volatile segments: the block width is never so small that a "
         "segment has fewer than this many distinct keys per block on average",
+        low=1,
     ),
-    "target_fpr": _Spec(
+    "target_fpr": OptionSpec(
         "number",
-        0.0,
-        True,
-        1.0,
+        _DEFAULTS.target_fpr,
         "false-positive target of a volatile segment: the share of locations a point "
         "lookup of an indexed key selects that do not hold the key; the widest block "
         "width meeting it is chosen",
+        low=0.0,
+        high=1.0,
+        high_inclusive=False,
     ),
-    "size_weight": _Spec(
+    "size_weight": OptionSpec(
         "number",
-        0.0,
-        True,
-        None,
+        _DEFAULTS.size_weight,
         "when no affordable width meets target_fpr, the width minimising "
         "log2(locations selected per point) + size_weight * (location entries / distinct "
         "keys) is chosen: an entry per key must halve the selected locations size_weight "
         "times; larger values favour a smaller index",
+        low=0.0,
     ),
-    "max_segment_keys": _Spec(
+    "max_segment_keys": OptionSpec(
         "integer",
-        1,
-        True,
-        None,
+        _DEFAULTS.max_segment_keys,
         "size cap of a volatile segment, in distinct keys (each gets its own block width)",
+        low=1,
     ),
-    "budget_entries": _Spec(
+    "budget_entries": OptionSpec(
         "integer",
-        0,
-        True,
-        None,
+        _DEFAULTS.budget_entries,
         "location entries the whole index may spend on blocks finer than the "
         "min_keys_per_block floor (shared over partitions and volatile segments by "
         "distinct keys), so small tables and cheap layouts get finer blocks",
+        low=0,
     ),
-    "partition_pairs": _Spec(
+    "partition_pairs": OptionSpec(
         "integer",
-        1000,
-        True,
-        None,
+        _DEFAULTS.partition_pairs,
         "target rows handed to one Spark partition of the segmentation walk "
         "((key, location) pairs for small key domains, rows with a key otherwise); "
         "bounds the memory of one Python worker",
+        low=1000,
     ),
 }
 
-_DEFAULTS = SieveParams().to_dict()
 
-
-def describe_options() -> str:
-    """One line per option: name, default and meaning."""
-    return "\n".join(
-        f"{name} (default {_DEFAULTS[name]}): {spec.help}" for name, spec in PARAMS.items()
-    )
-
-
-def _expected(name: str, spec: _Spec) -> str:
-    what = "an integer" if spec.kind == "integer" else "a number"
-    low = f"{'>=' if spec.low_inclusive else '>'} {spec.low:g}"
-    high = f" and < {spec.high:g}" if spec.high is not None else ""
-    return f"option {name!r} of index type {INDEX_TYPE!r} expects {what} {low}{high}"
-
-
-def _parse_value(name: str, raw: Any, spec: _Spec) -> int | float:
-    if isinstance(raw, bool):
-        raise OptionError(f"{_expected(name, spec)}, got {raw!r}")
-    convert: Callable[[str], float] = int if spec.kind == "integer" else float
-    value: int | float
-    if isinstance(raw, int | float) and not (spec.kind == "integer" and isinstance(raw, float)):
-        value = convert(str(raw)) if spec.kind == "integer" else float(raw)
-    elif isinstance(raw, str):
-        try:
-            value = convert(raw.strip())
-        except ValueError:
-            raise OptionError(f"{_expected(name, spec)}, got {raw!r}") from None
-    else:
-        raise OptionError(f"{_expected(name, spec)}, got {raw!r}")
-    if not math.isfinite(value):  # NaN or infinity: no option means either
-        raise OptionError(f"{_expected(name, spec)} (finite), got {raw!r}")
-    too_low = value < spec.low if spec.low_inclusive else value <= spec.low
-    too_high = spec.high is not None and value >= spec.high
-    if too_low or too_high:
-        raise OptionError(f"{_expected(name, spec)}, got {raw!r}")
-    return value
-
-
-def parse_options(options: Mapping[str, Any]) -> dict[str, Any]:
-    """Parse string options into the full, typed parameter dict.
+def parse_options(options: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Parse options into the full, typed parameter dict (the shared option parser).
 
     Args:
         options: option name -> value (strings, or already typed numbers).
@@ -165,17 +116,7 @@ def parse_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
     Raises:
         OptionError: an unknown option (naming it and listing the valid ones)
-            or a value of the wrong kind or out of range (naming the option
-            and what it expects).
+            or a value of the wrong kind, not finite or out of range (naming
+            the option and what it expects).
     """
-    out = dict(_DEFAULTS)
-    for raw_name, raw in options.items():
-        name = str(raw_name).strip().lower()
-        spec = PARAMS.get(name)
-        if spec is None:
-            raise OptionError(
-                f"unknown option {raw_name!r} for index type {INDEX_TYPE!r}; "
-                f"valid options: {', '.join(sorted(PARAMS))}"
-            )
-        out[name] = _parse_value(name, raw, spec)
-    return out
+    return shared_parse_options(INDEX_TYPE, OPTIONS, options)
