@@ -171,6 +171,7 @@ def test_ground_truth_matches_brute_force(spark: Any) -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.long
 def test_tiny_full_run_has_every_figure_and_passes_its_checks(spark: Any, tmp_path: Path) -> None:
     from lakesieve.bench.full import FORMATS, INDEX_TYPES, FullConfig
     from lakesieve.bench.full_run import run_full

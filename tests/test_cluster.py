@@ -187,6 +187,7 @@ def test_build_and_pruned_reads_on_a_standalone_cluster(
     assert f"selected {out['planned']} of {out['units']} locations" in out["sql_plan"]
 
 
+@pytest.mark.long
 def test_a_job_without_resources_says_so_on_stderr(cluster: dict[str, Any], tmp_path: Path) -> None:
     # the only worker has one core: an executor of two cores can never start
     conf = "spark.executor.cores=2,spark.starvation.timeout=1s,spark.driver.memory=1g"

@@ -24,7 +24,10 @@ from lakesieve.query.planner import LakesieveWarning
 from .conftest import fixture_zips, unzip_fixture
 from .tables import hudi_rs_rows, rows_by_location, spark_where, true_locations
 
-pytestmark = pytest.mark.spark
+#: in the long tier only: ``tests/test_foreign_tables.py`` reads every one of
+#: these tables through each door and prunes it with a zone map and a Sieve in
+#: CI; this file adds a Sieve on the record key and random predicates
+pytestmark = [pytest.mark.spark, pytest.mark.long]
 
 ZIPS = fixture_zips()
 SUPPORTED = (

@@ -32,3 +32,12 @@ class TestValueSetExampleContract(IndexContract):
     index_type = "valueset"
     plugin = _example_plugin()
     options: ClassVar[dict[str, str]] = {"max_values": "4"}
+    # CI's draws, as for the built-in types (tests/test_index_contract.py)
+    examples, delta_examples = 2, 1
+
+
+@pytest.mark.long
+class TestValueSetExampleContractLong(TestValueSetExampleContract):
+    """The same with the kit's default draws (the long tier)."""
+
+    examples, delta_examples = IndexContract.examples, IndexContract.delta_examples

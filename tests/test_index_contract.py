@@ -20,14 +20,22 @@ from lakesieve.testing.index_contract import spark_true_locations, true_location
 pytestmark = pytest.mark.spark
 
 
+#: CI draws, per key type, two random examples per lookup test and one per
+#: delta test beside the special-value ones; the long tier (``pytest -m long``,
+#: the ``*Long`` classes) draws the kit's defaults (6 and 3).
+CI_EXAMPLES, CI_DELTA_EXAMPLES = 2, 1
+
+
 class TestZoneMapContract(IndexContract):
     index_type = "zonemap"
     complete = True
+    examples, delta_examples = CI_EXAMPLES, CI_DELTA_EXAMPLES
 
 
 class TestBloomContract(IndexContract):
     index_type = "bloom"
     complete = True
+    examples, delta_examples = CI_EXAMPLES, CI_DELTA_EXAMPLES
 
 
 class TestExactContract(IndexContract):
@@ -35,11 +43,33 @@ class TestExactContract(IndexContract):
     complete = True
     exact_answers = True
     delta_matches_rebuild = True
+    examples, delta_examples = CI_EXAMPLES, CI_DELTA_EXAMPLES
 
 
 class TestSieveContract(IndexContract):
     index_type = "sieve"
     complete = True
+    examples, delta_examples = CI_EXAMPLES, CI_DELTA_EXAMPLES
+
+
+@pytest.mark.long
+class TestZoneMapContractLong(TestZoneMapContract):
+    examples, delta_examples = IndexContract.examples, IndexContract.delta_examples
+
+
+@pytest.mark.long
+class TestBloomContractLong(TestBloomContract):
+    examples, delta_examples = IndexContract.examples, IndexContract.delta_examples
+
+
+@pytest.mark.long
+class TestExactContractLong(TestExactContract):
+    examples, delta_examples = IndexContract.examples, IndexContract.delta_examples
+
+
+@pytest.mark.long
+class TestSieveContractLong(TestSieveContract):
+    examples, delta_examples = IndexContract.examples, IndexContract.delta_examples
 
 
 class _SieveWithoutDeltaType(IndexTypeBase):

@@ -73,6 +73,7 @@ def _run(stderr_on_terminal: bool) -> tuple[dict[str, Any], bytes]:
     return json.loads(out), bytes(seen)
 
 
+@pytest.mark.long
 def test_the_bar_is_drawn_on_a_terminal_stderr_and_stdout_stays_json() -> None:
     out, err = _run(stderr_on_terminal=True)
     assert out == {"rows": 4, "progress": "true"}
