@@ -40,6 +40,17 @@ QUERIES = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _sparks_default_codegen(spark: Any) -> Any:
+    """Whole-stage code generation on, as Spark's default has it (the tests' sessions turn it
+    off): Spark's Parquet scan gives columnar batches (``ColumnarToRow``) only with it."""
+    key = "spark.sql.codegen.wholeStage"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "true")
+    yield
+    spark.conf.set(key, before)
+
+
 def _make(spark: Any, root: Path, table_type: str) -> str:
     path = root / table_type
     opts: dict[str, Any] = {"partition_by": ("part",), "table_type": table_type}
