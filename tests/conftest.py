@@ -74,7 +74,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 
 
 def child_spark_env(env: dict[str, str]) -> dict[str, str]:
-    """``env`` for a child process that starts Spark: the tests' JVM options unless it sets its own."""
+    """``env`` for a child process that starts Spark: the tests' Spark settings
+    (:data:`TEST_SPARK_CONF`) unless it sets its own ``LAKESIEVE_SPARK_CONF``."""
     env.setdefault("LAKESIEVE_SPARK_CONF", ",".join(f"{k}={v}" for k, v in TEST_SPARK_CONF.items()))
     return env
 

@@ -52,24 +52,20 @@ class TestSieveContract(IndexContract):
     examples, delta_examples = CI_EXAMPLES, CI_DELTA_EXAMPLES
 
 
-@pytest.mark.long
-class TestZoneMapContractLong(TestZoneMapContract):
-    examples, delta_examples = IndexContract.examples, IndexContract.delta_examples
+def _with_kit_draws(contract: type[IndexContract]) -> Any:
+    """``contract`` with the kit's default draws, in the long tier (``pytest -m long``)."""
+    long_class = type(
+        f"{contract.__name__}Long",
+        (contract,),
+        {"examples": IndexContract.examples, "delta_examples": IndexContract.delta_examples},
+    )
+    return pytest.mark.long(long_class)
 
 
-@pytest.mark.long
-class TestBloomContractLong(TestBloomContract):
-    examples, delta_examples = IndexContract.examples, IndexContract.delta_examples
-
-
-@pytest.mark.long
-class TestExactContractLong(TestExactContract):
-    examples, delta_examples = IndexContract.examples, IndexContract.delta_examples
-
-
-@pytest.mark.long
-class TestSieveContractLong(TestSieveContract):
-    examples, delta_examples = IndexContract.examples, IndexContract.delta_examples
+TestZoneMapContractLong = _with_kit_draws(TestZoneMapContract)
+TestBloomContractLong = _with_kit_draws(TestBloomContract)
+TestExactContractLong = _with_kit_draws(TestExactContract)
+TestSieveContractLong = _with_kit_draws(TestSieveContract)
 
 
 class _SieveWithoutDeltaType(IndexTypeBase):

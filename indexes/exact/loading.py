@@ -5,8 +5,8 @@ at load and key-range partitions read when a query needs them; format 3
 (:mod:`lakesieve.indexes.exact.spark_files`) likewise, with partitions of raw
 rows that Spark wrote, and a ``locations`` file. A Spark build writes format
 3 where it knows every location and ORC stores the key type exactly, format
-2 otherwise; in-process builds and compaction write format 2. An index stored in any other format version is refused
-with an :class:`~lakesieve.indexes.exact.lookup.ExactFormatError` naming the
+2 otherwise; in-process builds and compaction write format 2. An index
+stored in any other format version is refused with an :class:`~lakesieve.indexes.exact.lookup.ExactFormatError` naming the
 version (the framework then reports the index unreadable, does not use it
 and reads every location).
 """
