@@ -56,8 +56,8 @@ def small_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(partitions, "ROWS_PER_PARTITION", 5)
 
 
-def _spark_truth(frame: Any, key_type: str, q: KeyQuery) -> frozenset[str]:
-    """Locations of rows Spark SQL selects for ``q`` (literals typed as the column)."""
+def _condition(key_type: str, q: KeyQuery) -> Any:
+    """``q`` as a Spark column expression on ``key`` (literals typed as the column)."""
     from pyspark.sql import functions as F
 
     key = F.col("key")
@@ -66,19 +66,34 @@ def _spark_truth(frame: Any, key_type: str, q: KeyQuery) -> frozenset[str]:
         return F.lit(v).cast(key_type)
 
     if q.kind == "is_null":
-        cond = key.isNull()
-    elif q.kind == "points":
+        return key.isNull()
+    if q.kind == "points":
         values = [v for v in q.values if v is not None]
-        if not values:
-            return frozenset()
-        cond = key.isin([lit(v) for v in values])
-    else:
-        cond = key.isNotNull()  # a range (even unbounded) holds no null key
-        if q.low is not None:
-            cond = cond & ((key >= lit(q.low)) if q.low_inclusive else (key > lit(q.low)))
-        if q.high is not None:
-            cond = cond & ((key <= lit(q.high)) if q.high_inclusive else (key < lit(q.high)))
-    return frozenset(r[0] for r in frame.where(cond).select("location").distinct().collect())
+        return key.isin([lit(v) for v in values]) if values else F.lit(False)
+    cond = key.isNotNull()  # a range (even unbounded) holds no null key
+    if q.low is not None:
+        cond = cond & ((key >= lit(q.low)) if q.low_inclusive else (key > lit(q.low)))
+    if q.high is not None:
+        cond = cond & ((key <= lit(q.high)) if q.high_inclusive else (key < lit(q.high)))
+    return cond
+
+
+def _spark_truths(frame: Any, key_type: str, queries: list[KeyQuery]) -> list[frozenset[str]]:
+    """Per query, the locations of rows Spark SQL selects (one Spark job for all queries)."""
+    from pyspark.sql import functions as F
+
+    conds = [
+        F.coalesce(_condition(key_type, q), F.lit(False)).alias(f"q{i}")
+        for i, q in enumerate(queries)
+    ]
+    hits = frame.select("location", *conds).collect()
+    return [frozenset(r["location"] for r in hits if r[f"q{i}"]) for i in range(len(queries))]
+
+
+def _assert_exact(index: Any, frame: Any, key_type: str, queries: list[KeyQuery]) -> None:
+    """Every query's lookup names exactly the locations Spark SQL finds rows matching in."""
+    for q, truth in zip(queries, _spark_truths(frame, key_type, queries), strict=True):
+        assert index.lookup(q).locations == truth, q
 
 
 def _build_staged(spark: Any, key_type: str, rows: list[tuple[Any, str]], given: list[str]) -> Any:
@@ -115,8 +130,7 @@ def test_spark_written_partitions_answer_as_spark_sql(
     # only the files the build lists, as ORC (no Spark folder or marker left)
     assert on_disk == sorted(os.path.basename(r["path"]) for r in built.written)
     assert all(name.endswith(".orc") for name in on_disk)
-    for q in queries:
-        assert index.lookup(q).locations == _spark_truth(frame, key_type, q), q
+    _assert_exact(index, frame, key_type, queries)
     d = index.describe()
     assert d["rows"] == len(rows)
     assert d["null_rows"] == sum(1 for k, _ in rows if k is None)
@@ -179,8 +193,7 @@ def test_one_file_per_range_whatever_the_sessions_file_size(spark: Any, small_ra
         spark.conf.set("spark.sql.files.maxRecordsPerFile", before)
     assert built.meta["format_version"] == SPARK_FILES_FORMAT
     assert on_disk == sorted(os.path.basename(r["path"]) for r in built.written)
-    for q in standard_queries(rows):
-        assert index.lookup(q).locations == _spark_truth(frame, "bigint", q), q
+    _assert_exact(index, frame, "bigint", standard_queries(rows))
 
 
 def test_timestamps_and_unknown_locations_build_format_2(spark: Any, small_ranges: None) -> None:
@@ -191,8 +204,7 @@ def test_timestamps_and_unknown_locations_build_format_2(spark: Any, small_range
     assert built.meta["format_version"] == PARTITIONED_FORMAT
     assert on_disk == sorted(os.path.basename(r["path"]) for r in built.written)
     assert all(name.endswith(".arrow") for name in on_disk)
-    for q in standard_queries(rows):
-        assert index.lookup(q).locations == _spark_truth(frame, "bigint", q), q
+    _assert_exact(index, frame, "bigint", standard_queries(rows))
     stamps = [
         (dt.datetime(2020, 1, 1, tzinfo=dt.UTC) + dt.timedelta(hours=i), "a") for i in range(9)
     ]

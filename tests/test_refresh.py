@@ -68,17 +68,29 @@ def _selected(table: Table, where: str, index: str) -> set[str] | None:
     raise AssertionError(f"index {index} not consulted for {where}")
 
 
-@pytest.fixture()
-def table(spark: Any, tmp_path: Path) -> Table:
-    path = tmp_path / "t"
+#: these tests follow delta chains: a small commit must not fold them on bytes alone
+#: (test_deltas_past_their_share_of_the_base_are_folded checks that rule)
+CHAINING = RefreshPolicy(max_delta_share=math.inf)
+
+
+@pytest.fixture(scope="module")
+def indexed(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 600-row table in 6 file groups with every index type on ``k`` and Sieve on ``id``."""
+    path = tmp_path_factory.mktemp("indexed") / "t"
     write_rows(spark, path, make_rows(range(0, 600), 1), mode="bulk_insert", file_groups=6)
-    # these tests follow delta chains: a small commit must not fold them on bytes alone
-    # (test_deltas_past_their_share_of_the_base_are_folded checks that rule)
-    t = open_table(path, refresh_policy=RefreshPolicy(max_delta_share=math.inf))
+    t = open_table(path, refresh_policy=CHAINING)
     for typ in TYPES:
         t.build_index("k", type=typ, spark=spark)
     t.build_index("id", type="sieve", name="id_sieve", spark=spark)
-    return t
+    return path
+
+
+@pytest.fixture()
+def table(indexed: Path, tmp_path: Path) -> Table:
+    """A fresh copy of :func:`indexed` (table and index store) for one test to change."""
+    path = tmp_path / "t"
+    shutil.copytree(indexed, path)
+    return open_table(path, refresh_policy=CHAINING)
 
 
 def test_refresh_after_updates_reads_only_what_changed(spark: Any, table: Table) -> None:
