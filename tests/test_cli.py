@@ -167,6 +167,10 @@ def test_build_over_an_up_to_date_index_says_so_without_spark(
     assert "index k_sieve (sieve on k) is up to date at instant" in proc.stdout
     assert "--force rebuilds it" in proc.stdout
     assert lakesieve.open(cli_table).index("k_sieve").latest() == before
+    proc = _run_without_spark(["index", "build", str(cli_table), "--column", "k", "--json"])
+    doc = json.loads(proc.stdout)
+    assert doc["action"] == "up-to-date" and doc["instant"] == before.instant, doc
+    assert lakesieve.open(cli_table).index("k_sieve").latest() == before
     # other options are another definition: rebuilt (and --force rebuilds the same one)
     args = ["index", "build", str(cli_table), "--column", "k", "--force", "--json"]
     assert main(args) == 0
