@@ -26,6 +26,7 @@ from lakesieve.contract.hookspecs import hookimpl
 from lakesieve.contract.index_options import OptionSpec, parse_options
 from lakesieve.contract.plugin_base import IndexTypeBase, TableFormatBase
 from lakesieve.contract.protocols import (
+    ChecksWrites,
     IndexType,
     MultiPassBuild,
     ReadsChangeImages,
@@ -74,6 +75,7 @@ __all__ = [
     "BuiltIndex",
     "ChangeImageFiles",
     "Changes",
+    "ChecksWrites",
     "ColumnNotFoundError",
     "IndexCorruptError",
     "IndexType",

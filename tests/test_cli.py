@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import subprocess
@@ -10,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import lakesieve
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from lakesieve.cli import main
 
@@ -125,8 +128,11 @@ def test_auto_engine_reads_like_spark(
     assert got == _printed_ids(forced.out)
 
 
-def _run_without_spark(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    """Run ``lakesieve <argv>`` in a child process that fails if it started a Spark session."""
+def _run_without_spark(argv: list[str], expect: int = 0) -> subprocess.CompletedProcess[str]:
+    """Run ``lakesieve <argv>`` in a child process that fails if it started a Spark session.
+
+    The child must exit with ``expect``.
+    """
     code = (
         "import sys\n"
         "from lakesieve.cli import main\n"
@@ -136,7 +142,7 @@ def _run_without_spark(argv: list[str]) -> subprocess.CompletedProcess[str]:
         "sys.exit(rc)\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.returncode == expect, proc.stderr[-2000:]
     return proc
 
 
@@ -160,6 +166,10 @@ def test_build_over_an_up_to_date_index_says_so_without_spark(
     proc = _run_without_spark(["index", "build", str(cli_table), "--column", "k"])
     assert "index k_sieve (sieve on k) is up to date at instant" in proc.stdout
     assert "--force rebuilds it" in proc.stdout
+    assert lakesieve.open(cli_table).index("k_sieve").latest() == before
+    proc = _run_without_spark(["index", "build", str(cli_table), "--column", "k", "--json"])
+    doc = json.loads(proc.stdout)
+    assert doc["action"] == "up-to-date" and doc["instant"] == before.instant, doc
     assert lakesieve.open(cli_table).index("k_sieve").latest() == before
     # other options are another definition: rebuilt (and --force rebuilds the same one)
     args = ["index", "build", str(cli_table), "--column", "k", "--force", "--json"]
@@ -275,3 +285,167 @@ def test_explain_does_not_start_spark(cli_table: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["locations_total"] == 4
+
+
+# ------------------------------------------------ write refusals, before Spark starts
+
+
+@pytest.fixture(scope="module")
+def keyed_tables(
+    spark: Any, cli_table: Path, tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, Path]:
+    """A Hudi, a Delta and an Iceberg table, each keeping the record key ``id``, under one root."""
+    from deltalake import DeltaTable, write_deltalake
+    from deltalake import Schema as DeltaSchema
+    from lakesieve.model import WriteOptions
+    from lakesieve.table import write
+
+    root = tmp_path_factory.mktemp("keyed")
+    data = pa.table({"id": pa.array(range(40), pa.int64()), "k": pa.array(range(40), pa.int64())})
+    DeltaTable.create(
+        str(root / "delta"),
+        DeltaSchema.from_arrow(data.schema),
+        configuration={"lakesieve.recordKey": "id"},
+        raise_if_key_not_exists=False,
+    )
+    write_deltalake(str(root / "delta"), data, mode="append")
+    options = WriteOptions(mode="insert", record_key=("id",))
+    write(root / "iceberg", spark.createDataFrame(data.to_pandas()), "iceberg", options, spark)
+    pq.write_table(data, root / "src.parquet")
+    return {"hudi": cli_table, "delta": root / "delta", "iceberg": root / "iceberg", "root": root}
+
+
+def _files(*roots: Path) -> list[str]:
+    """Every path below ``roots`` with its size: what a refused write must leave as it was."""
+    return sorted(f"{p} {p.stat().st_size}" for r in roots for p in r.rglob("*"))
+
+
+def _refused(argv: list[str]) -> str:
+    """The one error line of a command that must exit 2 without starting Spark."""
+    proc = _run_without_spark(argv, expect=2)
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("lakesieve: error: "), proc.stderr[-2000:]
+    assert proc.stdout == ""
+    return lines[0]
+
+
+def _ntz_source(path: Path, int96: bool = False) -> Path:
+    """A Parquet file whose ``ts`` column is a timestamp without a zone (or legacy INT96)."""
+    stamps = pa.array([dt.datetime(2024, 1, 1, 12)] * 3, pa.timestamp("us"))
+    data = pa.table({"id": pa.array([1, 2, 3], pa.int64()), "ts": stamps})
+    pq.write_table(data, path, use_deprecated_int96_timestamps=int96)
+    return path
+
+
+@pytest.mark.parametrize("target", ["existing", "new"])
+def test_hudi_write_of_timestamp_ntz_is_refused_before_spark(
+    cli_table: Path, tmp_path: Path, target: str
+) -> None:
+    """A ``timestamp_ntz`` column bound for Hudi is refused from the source's footer, naming it."""
+    table = cli_table if target == "existing" else tmp_path / "new_hudi"
+    before = _files(cli_table)
+    src = _ntz_source(tmp_path / "ntz.parquet")
+    argv = ["write", str(table), "--from", str(src), "--mode", "insert", "--record-key", "id"]
+    if target == "new":
+        argv += ["--format", "hudi"]
+    line = _refused(argv)
+    assert f"Hudi table {table}" in line and "column 'ts' has type timestamp_ntz" in line, line
+    assert _files(cli_table) == before
+    assert not (tmp_path / "new_hudi").exists()
+
+
+def test_int96_timestamps_are_instants_not_timestamp_ntz(tmp_path: Path) -> None:
+    """Spark reads legacy INT96 timestamps as TIMESTAMP: the check before Spark must not refuse them."""
+    from lakesieve.cli.preflight import source_schema
+    from lakesieve.contract import registry
+    from lakesieve.contract.protocols import ChecksWrites
+    from lakesieve.errors import WriteError
+    from lakesieve.model import WriteOptions
+
+    int96 = source_schema(str(_ntz_source(tmp_path / "int96.parquet", int96=True)))
+    naive = source_schema(str(_ntz_source(tmp_path / "ntz.parquet")))
+    assert int96 is not None and int96.field("ts").type.tz == "UTC"
+    assert naive is not None and naive.field("ts").type.tz is None
+    stamps = pa.array([dt.datetime(2024, 1, 1)], pa.timestamp("us"))
+    nested = pa.table({"st": pa.StructArray.from_arrays([stamps], ["t"])})
+    pq.write_table(nested, tmp_path / "nested.parquet", use_deprecated_int96_timestamps=True)
+    nested_schema = source_schema(str(tmp_path / "nested.parquet"))
+    assert nested_schema is not None and nested_schema.field("st").type.field("t").type.tz == "UTC"
+    fmt = registry.open_format(str(tmp_path / "new"), {"format": "hudi"})
+    assert isinstance(fmt, ChecksWrites)
+    options = WriteOptions(mode="insert", record_key=("id",))
+    fmt.check_write(int96, options)
+    with pytest.raises(WriteError, match="'ts' has type timestamp_ntz"):
+        fmt.check_write(naive, options)
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.parametrize(
+    ("fmt", "target"), [("delta", "new"), ("delta", "existing"), ("iceberg", "new")]
+)
+def test_file_groups_without_bucket_column_is_refused_before_spark(
+    keyed_tables: dict[str, Path], tmp_path: Path, fmt: str, target: str
+) -> None:
+    """Delta and Iceberg need ``--bucket-column`` for ``--file-groups``; the refusal names both."""
+    table = keyed_tables[fmt] if target == "existing" else tmp_path / f"new_{fmt}"
+    before = _files(keyed_tables["root"])
+    src = keyed_tables["root"] / "src.parquet"
+    argv = ["write", str(table), "--from", str(src), "--mode", "insert", "--file-groups", "4"]
+    if target == "new":
+        argv += ["--format", fmt, "--record-key", "id"]
+    line = _refused(argv)
+    assert f"table {table}" in line and "(--file-groups) 4" in line, line
+    assert "(--bucket-column)" in line, line
+    assert _files(keyed_tables["root"]) == before
+    assert not (tmp_path / f"new_{fmt}").exists()
+
+
+@pytest.mark.parametrize(
+    ("fmt", "stored"),
+    [
+        ("hudi", "the table's record key id"),
+        ("delta", "the table's record key id (table property lakesieve.recordKey)"),
+        ("iceberg", "the table's record key id (table property lakesieve.record-key)"),
+    ],
+)
+def test_a_different_record_key_is_refused_before_spark(
+    keyed_tables: dict[str, Path], fmt: str, stored: str
+) -> None:
+    """A ``--record-key`` other than the one the table keeps is refused from its metadata."""
+    table = keyed_tables[fmt]
+    before = _files(keyed_tables["root"], keyed_tables["hudi"])
+    src = keyed_tables["root"] / "src.parquet"
+    line = _refused(["write", str(table), "--from", str(src), "--record-key", "k"])
+    assert f"table {table}" in line and "--record-key" in line and "k" in line, line
+    assert f"differs from {stored}" in line, line
+    assert _files(keyed_tables["root"], keyed_tables["hudi"]) == before
+
+
+@pytest.mark.parametrize("fmt", ["delta", "iceberg"])
+def test_check_write_refuses_what_the_writer_refuses(tmp_path: Path, fmt: str) -> None:
+    """The check before Spark refuses bucket options and modes with the writer's own messages."""
+    from lakesieve.contract import registry
+    from lakesieve.contract.protocols import ChecksWrites
+    from lakesieve.errors import WriteError
+    from lakesieve.model import WriteOptions
+
+    table = registry.open_format(str(tmp_path / "t"), {"format": fmt})
+    assert isinstance(table, ChecksWrites)
+    schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
+    cases = [
+        (WriteOptions(mode="merge"), "unknown mode 'merge'"),
+        (
+            WriteOptions(mode="append", bucket_column="s", file_groups=2),
+            "integer column, not string",
+        ),
+        (WriteOptions(mode="append", bucket_column="id"), r"needs file_groups \(--file-groups\)"),
+        (WriteOptions(mode="append", file_groups=4), "needs an integer bucket_column"),
+    ]
+    for options, message in cases:
+        with pytest.raises(WriteError, match=message):
+            table.check_write(schema, options)
+    with pytest.raises(WriteError, match="needs an integer bucket_column"):
+        table.check_write(None, WriteOptions(mode="append", file_groups=4))  # schema unknown
+    table.check_write(schema, WriteOptions(mode="append", bucket_column="id", file_groups=2))
+    table.check_write(None, WriteOptions(mode="append", bucket_column="id", file_groups=2))
+    assert not (tmp_path / "t").exists()

@@ -102,12 +102,16 @@ def test_index_types_must_be_objects(extra_plugin: Any) -> None:
 
 
 def test_optional_capabilities_are_declared_protocols(tmp_path: Path) -> None:
-    """Hudi reads change images and Sieve reads its input twice; the others declare neither."""
-    from lakesieve.contract.protocols import MultiPassBuild, ReadsChangeImages
+    """Hudi reads change images and Sieve reads its input twice; the others declare neither.
+
+    Every built-in format checks a write before Spark starts.
+    """
+    from lakesieve.contract.protocols import ChecksWrites, MultiPassBuild, ReadsChangeImages
 
     for name, reads_images in (("hudi", True), ("delta", False), ("iceberg", False)):
         fmt = registry.open_format(str(tmp_path), {"format": name})
         assert isinstance(fmt, ReadsChangeImages) is reads_images, name
+        assert isinstance(fmt, ChecksWrites), name
     for name, passes in (("sieve", 2), ("zonemap", 1), ("bloom", 1), ("exact", 1)):
         index_type = registry.index_type(name)
         declared = index_type.input_passes if isinstance(index_type, MultiPassBuild) else 1

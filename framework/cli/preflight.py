@@ -2,8 +2,9 @@
 
 :func:`lakesieve.cli.checks.validate_args` checks option values alone; this
 module checks them against what exists: the table path and its format, the
-columns of the table or of the Parquet source, the index types installed,
-the indexes a table has and the ``--where`` predicate. All of it reads table
+columns of the table or of the Parquet source, what the table's format would
+refuse to write, the index types installed, the indexes a table has and the
+``--where`` predicate. All of it reads table
 metadata only (a log listing, a schema, Parquet footers), so a command that
 cannot succeed fails in one line without paying for a Spark start-up.
 
@@ -21,7 +22,7 @@ import argparse
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from lakesieve.contract import registry
 from lakesieve.errors import (
@@ -32,6 +33,10 @@ from lakesieve.errors import (
     TableNotFoundError,
     WriteError,
 )
+from lakesieve.model import WriteOptions
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 #: write modes that match incoming rows to stored ones by record key
 KEYED_MODES = frozenset({"upsert", "delete"})
@@ -81,19 +86,72 @@ def check_format_clash(path: str, given: str | None, writing: bool = False) -> s
     return found
 
 
-def source_columns(source: str) -> list[str] | None:
-    """The column names of a Parquet file or folder from its footers; ``None`` if unreadable here.
+def source_schema(source: str) -> pa.Schema | None:
+    """The Arrow schema of a Parquet file or folder as Spark reads it; ``None`` if unreadable here.
 
-    Folders are read the way Spark reads them (hive-style ``key=value`` folders
-    add partition columns). When pyarrow cannot read the source, Spark is left
-    to decide (and to report).
+    A naive Arrow timestamp stands for Spark's ``TIMESTAMP_NTZ`` and one with a
+    zone for its ``TIMESTAMP``. pyarrow reads legacy ``INT96`` timestamps as
+    naive, but Spark reads them as ``TIMESTAMP``: the naive timestamps of a
+    column holding one (nested ones included) get the UTC zone.
     """
     import pyarrow.dataset as ds
 
     try:
-        return list(ds.dataset(source, format="parquet", partitioning="hive").schema.names)
+        dataset = ds.dataset(source, format="parquet", partitioning="hive")
+        first = next(iter(dataset.get_fragments()), None)
+        int96 = _int96_columns(first.metadata.schema) if first is not None else set()
     except Exception:  # the Spark reader decides then; never refuse what it could read
         return None
+    schema = dataset.schema
+    for name in int96 & set(schema.names):
+        i = schema.get_field_index(name)
+        schema = schema.set(i, schema.field(i).with_type(_as_instants(schema.field(i).type)))
+    return schema
+
+
+def _int96_columns(parquet_schema: Any) -> set[str]:
+    """Top-level columns of a Parquet file holding legacy ``INT96`` timestamps (at any depth)."""
+    return {
+        parquet_schema.column(i).path.split(".")[0]
+        for i in range(len(parquet_schema))
+        if parquet_schema.column(i).physical_type == "INT96"
+    }
+
+
+def _as_instants(dtype: pa.DataType) -> pa.DataType:
+    """``dtype`` with every naive timestamp in it (nested ones too) given the UTC zone."""
+    import pyarrow as pa
+
+    if pa.types.is_timestamp(dtype):
+        return dtype if dtype.tz is not None else pa.timestamp(dtype.unit, tz="UTC")
+    if pa.types.is_struct(dtype):
+        return pa.struct([f.with_type(_as_instants(f.type)) for f in dtype])
+    if pa.types.is_map(dtype):
+        return pa.map_(
+            dtype.key_field.with_type(_as_instants(dtype.key_type)),
+            dtype.item_field.with_type(_as_instants(dtype.item_type)),
+        )
+    if pa.types.is_list(dtype) or pa.types.is_large_list(dtype):
+        make = pa.list_ if pa.types.is_list(dtype) else pa.large_list
+        return make(dtype.value_field.with_type(_as_instants(dtype.value_type)))
+    return dtype
+
+
+def write_options(args: argparse.Namespace) -> WriteOptions:
+    """The :class:`~lakesieve.model.WriteOptions` of a ``lakesieve write`` command line."""
+    from lakesieve.cli.support import parse_csv, parse_kv
+
+    return WriteOptions(
+        mode=args.mode,
+        record_key=parse_csv(args.record_key),
+        partition_by=parse_csv(args.partition_by),
+        table_type=args.table_type,
+        file_groups=args.file_groups,
+        bucket_column=args.bucket_column,
+        precombine=args.precombine,
+        table_name=args.table_name,
+        extra=parse_kv(args.write_option),
+    )
 
 
 def source_rows(source: str) -> int | None:
@@ -121,10 +179,16 @@ def _split(value: str | None) -> list[str]:
 def check_write(args: argparse.Namespace) -> None:
     """Everything ``lakesieve write`` can check before Spark starts.
 
+    Last, the table's format is asked what its write would refuse from the
+    source's schema and the options alone (:class:`~lakesieve.contract.protocols.ChecksWrites`:
+    a column type it cannot store, a record key other than the table's,
+    ``--file-groups`` without ``--bucket-column`` where the format needs one).
+
     Raises:
         LakesieveError: a missing source, an unknown or clashing format, a new
-            table without ``--format``, a column the source lacks, or a keyed
-            mode on a new table without ``--record-key``.
+            table without ``--format``, a column the source lacks, a keyed
+            mode on a new table without ``--record-key``, or a write the
+            format refuses.
     """
     if not os.path.exists(args.source):
         raise LakesieveError(f"--from {args.source!r} does not exist")
@@ -142,15 +206,30 @@ def check_write(args: argparse.Namespace) -> None:
             f"--mode {args.mode} creates {root} and needs --record-key (the columns that "
             "identify a row); give it, or --mode insert"
         )
-    have = source_columns(args.source)
-    if have is None:
-        return
-    where = f"the source {args.source}"
-    _require_columns("--record-key", _split(args.record_key), have, where)
-    _require_columns("--partition-by", _split(args.partition_by), have, where)
-    for flag, value in (("--bucket-column", args.bucket_column), ("--precombine", args.precombine)):
-        if value:
-            _require_columns(flag, [value], have, where)
+    schema = source_schema(args.source)
+    if schema is not None:
+        have = list(schema.names)
+        where = f"the source {args.source}"
+        _require_columns("--record-key", _split(args.record_key), have, where)
+        _require_columns("--partition-by", _split(args.partition_by), have, where)
+        for flag, value in (
+            ("--bucket-column", args.bucket_column),
+            ("--precombine", args.precombine),
+        ):
+            if value:
+                _require_columns(flag, [value], have, where)
+    _check_with_format(root, found or args.format, schema, args)
+
+
+def _check_with_format(
+    root: str, format_name: str, schema: pa.Schema | None, args: argparse.Namespace
+) -> None:
+    """Ask the table's format what its write would refuse (:class:`ChecksWrites`); no Spark."""
+    from lakesieve.contract.protocols import ChecksWrites
+
+    fmt = registry.open_format(root, {"format": format_name})
+    if isinstance(fmt, ChecksWrites):
+        fmt.check_write(schema, write_options(args))
 
 
 def _open(args: argparse.Namespace) -> Any:

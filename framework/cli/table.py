@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Any
 
-from lakesieve.cli.support import PROGRESS, Steps, parse_csv, parse_kv, print_json
+from lakesieve.cli.support import PROGRESS, Steps, print_json
 from lakesieve.errors import OptionError
 
 
@@ -19,23 +19,12 @@ def cmd_write(args: argparse.Namespace) -> int:
     The arguments were checked before this runs (:mod:`lakesieve.cli.preflight`);
     step lines go to stderr, the commit (one line, or JSON with ``--json``) to stdout.
     """
-    from lakesieve.cli.preflight import source_rows
-    from lakesieve.model import WriteOptions
+    from lakesieve.cli.preflight import source_rows, write_options
     from lakesieve.table import write
 
     if args.file_groups is not None and args.file_groups < 1:
         raise OptionError(f"--file-groups must be at least 1, got {args.file_groups}")
-    options = WriteOptions(
-        mode=args.mode,
-        record_key=parse_csv(args.record_key),
-        partition_by=parse_csv(args.partition_by),
-        table_type=args.table_type,
-        file_groups=args.file_groups,
-        bucket_column=args.bucket_column,
-        precombine=args.precombine,
-        table_name=args.table_name,
-        extra=parse_kv(args.write_option),
-    )
+    options = write_options(args)
     steps = Steps()
     spark, spark_s = steps.spark(PROGRESS)
     df = spark.read.parquet(args.source)

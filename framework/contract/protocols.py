@@ -11,7 +11,8 @@ test anywhere except where it recognises a table.
 The docstring of each method states its contract; the contract kits in
 :mod:`lakesieve.testing` check an implementation against it. Optional
 capabilities are protocols of their own (:class:`ReadsChangeImages`,
-:class:`MultiPassBuild`), which the framework checks with ``isinstance``.
+:class:`ChecksWrites`, :class:`MultiPassBuild`), which the framework checks
+with ``isinstance``.
 """
 
 from __future__ import annotations
@@ -228,6 +229,29 @@ class ReadsChangeImages(Protocol):
         key_type: Any,
     ) -> DataFrame | None:
         """``(key, location, count)`` rows of the changes in ``images``; ``None``: not for ``column``."""
+
+
+@runtime_checkable
+class ChecksWrites(Protocol):
+    """Optional for a :class:`TableFormat`: it refuses a write before Spark starts.
+
+    The command line asks it before ``lakesieve write`` starts Spark, with the
+    incoming rows' schema and the write's options, so a write that
+    :meth:`TableFormat.write` would refuse fails in the time it takes to read
+    metadata. ``write`` still checks everything itself: the Python API gives it
+    a Spark frame directly.
+    """
+
+    def check_write(self, schema: pa.Schema | None, options: WriteOptions) -> None:
+        """Raise :class:`~lakesieve.errors.WriteError` for a write ``write`` would refuse.
+
+        ``schema`` is the Arrow schema of the incoming rows as Spark reads
+        them (a naive timestamp is Spark's ``TIMESTAMP_NTZ``, one with a zone
+        its ``TIMESTAMP``), or ``None`` when it is not known. Reads table
+        metadata only, writes nothing, never starts Spark, and refuses only
+        what ``write`` would refuse, with the same one-line message; when in
+        doubt it lets ``write`` decide.
+        """
 
 
 @runtime_checkable

@@ -2,19 +2,22 @@
 
 The Delta and the Iceberg plugins accept the same write modes and options:
 :func:`normalise_mode` maps a mode to what it does, :func:`bucket_of` checks
-a bucketed write's options and :func:`bucket_value` computes each row's
+a bucketed write's options (:func:`check_bucket` the same from an Arrow
+schema, before Spark starts) and :func:`bucket_value` computes each row's
 bucket, and :func:`conform_frame` gives the frame exactly the table's
 columns, in order and cast to their types.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from lakesieve.errors import WriteError
 from lakesieve.model import WriteOptions
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from pyspark.sql import Column, DataFrame
     from pyspark.sql.types import StructType
 
@@ -58,6 +61,40 @@ def bucket_of(options: WriteOptions, frame: DataFrame, table_path: str) -> tuple
     """
     from pyspark.sql.types import IntegralType
 
+    bucket = _bucket_options(options, table_path)
+    if bucket is None:
+        return None
+    fields = {f.name: f.dataType for f in frame.schema.fields}
+    _bucket_column_type(bucket[0], fields, IntegralType, table_path)
+    return bucket
+
+
+def check_bucket(options: WriteOptions, schema: pa.Schema | None, table_path: str) -> None:
+    """What :func:`bucket_of` refuses, from the incoming rows' Arrow schema (no Spark).
+
+    With ``schema`` ``None`` only the options are checked.
+
+    Raises:
+        WriteError: as :func:`bucket_of`.
+    """
+    from pyspark.sql.pandas.types import from_arrow_type
+    from pyspark.sql.types import IntegralType
+
+    bucket = _bucket_options(options, table_path)
+    if bucket is None or schema is None:
+        return
+    fields = {}
+    for field in schema:
+        try:  # Spark's type for the column; one pyspark cannot map is left to the write
+            fields[field.name] = from_arrow_type(field.type, prefer_timestamp_ntz=True)
+        except Exception:
+            continue
+    if bucket[0] in fields or bucket[0] not in schema.names:
+        _bucket_column_type(bucket[0], fields, IntegralType, table_path)
+
+
+def _bucket_options(options: WriteOptions, table_path: str) -> tuple[str, int] | None:
+    """``(column, buckets)`` from the options alone; ``None`` when not bucketed."""
     if options.bucket_column is None:
         if options.file_groups:
             raise WriteError(
@@ -72,17 +109,22 @@ def bucket_of(options: WriteOptions, frame: DataFrame, table_path: str) -> tuple
             f"cannot write table {table_path}: bucket_column (--bucket-column) {column!r} "
             "needs file_groups (--file-groups) >= 1"
         )
-    fields = {f.name: f for f in frame.schema.fields}
+    return column, int(options.file_groups)
+
+
+def _bucket_column_type(
+    column: str, fields: Mapping[str, Any], integral: type, table_path: str
+) -> None:
+    """Refuse a bucket column missing from ``fields`` (name -> Spark type) or not integral."""
     if column not in fields:
         raise WriteError(
             f"cannot write table {table_path}: bucket column {column!r} is not in the frame"
         )
-    if not isinstance(fields[column].dataType, IntegralType):
+    if not isinstance(fields[column], integral):
         raise WriteError(
             f"cannot write table {table_path}: bucket column {column!r} must be an integer "
-            f"column, not {fields[column].dataType.simpleString()}"
+            f"column, not {fields[column].simpleString()}"
         )
-    return column, int(options.file_groups)
 
 
 def bucket_value(column: str, buckets: int) -> Column:

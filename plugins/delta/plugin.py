@@ -99,6 +99,12 @@ class DeltaFormat(TableFormatBase):
 
         return write_table(spark, self.ref, df, options)
 
+    def check_write(self, schema: pa.Schema | None, options: WriteOptions) -> None:
+        """Refuse before Spark starts what :meth:`write` would refuse; see :mod:`.write_check`."""
+        from lakesieve.plugins.delta.write_check import check_write
+
+        check_write(self.ref, schema, options)
+
 
 @hookimpl
 def lakesieve_format_names() -> list[str]:

@@ -145,7 +145,7 @@ def _remember_key(dt: DeltaTable, record_key: tuple[str, ...]) -> None:
     )
 
 
-def _record_key(options: WriteOptions, dt: DeltaTable | None, path: str) -> tuple[str, ...]:
+def record_key_of(options: WriteOptions, dt: DeltaTable | None, path: str) -> tuple[str, ...]:
     """The record key of this write: the one given, else the one the table keeps.
 
     Raises:
@@ -217,7 +217,7 @@ def write_table(
     opts = tables.storage_options(table.options)
     exists = DeltaTable.is_deltatable(table.path, storage_options=opts)
     dt = DeltaTable(table.path, storage_options=opts) if exists else None
-    options = replace(options, record_key=_record_key(options, dt, table.path))
+    options = replace(options, record_key=record_key_of(options, dt, table.path))
     if mode in ("delete", "upsert"):
         if not options.record_key:
             raise WriteError(

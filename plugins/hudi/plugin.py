@@ -127,6 +127,15 @@ class HudiFormat(TableFormatBase):
         result: Instant = write_table(spark, self.path, df, options)
         return result
 
+    def check_write(self, schema: pa.Schema | None, options: WriteOptions) -> None:
+        """Refuse before Spark starts what :meth:`write` would refuse from options and types.
+
+        Reads ``hoodie.properties`` only; see :func:`.writer.validate.precheck`.
+        """
+        from lakesieve.plugins.hudi.writer.validate import check_write
+
+        check_write(self.path, schema, options)
+
 
 @hookimpl
 def lakesieve_format_names() -> list[str]:

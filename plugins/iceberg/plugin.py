@@ -105,6 +105,12 @@ class IcebergFormat(TableFormatBase):
 
         return write_table(spark, self.ref, df, options)
 
+    def check_write(self, schema: pa.Schema | None, options: WriteOptions) -> None:
+        """Refuse before Spark starts what :meth:`write` would refuse; see :mod:`.write_check`."""
+        from lakesieve.plugins.iceberg.write_check import check_write
+
+        check_write(self.ref, schema, options)
+
     def index_root(self) -> str | None:
         """``<parent>/.lakesieve/indexes/<table folder>``: outside the reach of orphan-file removal."""
         from lakesieve.plugins.iceberg.catalog import index_root

@@ -73,7 +73,7 @@ def stored_record_key(table: Table | None) -> tuple[str, ...]:
     return tuple(c.strip() for c in raw.split(",") if c.strip())
 
 
-def _record_key(options: WriteOptions, stored: tuple[str, ...], path: str) -> tuple[str, ...]:
+def record_key_of(options: WriteOptions, stored: tuple[str, ...], path: str) -> tuple[str, ...]:
     """The record key of this write: the one given, else the one the table keeps.
 
     Raises:
@@ -257,7 +257,7 @@ def write_table(
     bucket = bucket_of(options, df, ref.path)
     cat, ident, table = catalog.load_for_write(ref.path, ref.options, options.extra)
     stored = stored_record_key(table)
-    options = replace(options, record_key=_record_key(options, stored, ref.path))
+    options = replace(options, record_key=record_key_of(options, stored, ref.path))
     missing = [c for c in options.record_key if c not in df.columns]
     if mode in ("delete", "upsert") and not options.record_key:
         raise WriteError(

@@ -4,7 +4,8 @@
 DataFrame's schema and the table's properties and latest schema into a
 :class:`WriteJob`, or raises :class:`~lakesieve.errors.WriteError` with one
 line naming the table and the option or column at fault. It reads only
-metadata: no Spark job runs and nothing is written.
+metadata: no Spark job runs and nothing is written. :func:`precheck` runs
+the part that needs no DataFrame, before Spark starts.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from lakesieve.errors import WriteError
 from lakesieve.model import WriteOptions
@@ -29,6 +30,9 @@ from lakesieve.plugins.hudi.writer.schema import (
 from lakesieve.plugins.hudi.writer.timeline import TimelineState
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 MODES = ("bulk_insert", "insert", "upsert", "delete")
 TABLE_TYPES = {
@@ -267,25 +271,18 @@ def _change_logging(
     return enabled
 
 
-def validate(
-    path: str,
-    df: DataFrame,
-    options: WriteOptions,
-    props: dict[str, str] | None,
-    state: TimelineState,
-) -> WriteJob:
-    """Check a write against the table; nothing is read beyond metadata.
+@dataclass(frozen=True)
+class _Settings:
+    """What a write decides from its options and the table's properties alone."""
 
-    Args:
-        path: the table path (for messages).
-        df: the incoming rows (only the schema is used).
-        options: the caller's options.
-        props: the table's properties, ``None`` when there is no table yet.
-        state: the table's timeline (latest schema).
+    mode: str
+    table_type: str
+    cdc: bool
+    layout: _Layout
 
-    Raises:
-        WriteError: naming the table and the option or column at fault.
-    """
+
+def _check_settings(path: str, options: WriteOptions, props: dict[str, str] | None) -> _Settings:
+    """Mode, table type, change logging and layout of a write; refuses what does not fit the table."""
     mode = str(options.mode).lower()
     if mode not in MODES:
         expected = ", ".join(MODES)
@@ -310,7 +307,87 @@ def validate(
     if options.small_file_limit_bytes < 0:
         limit = options.small_file_limit_bytes
         fail(path, f"option small_file_limit_bytes must be >= 0, not {limit}")
-    layout = _resolve_layout(path, options, props)
+    return _Settings(mode, table_type, cdc, _resolve_layout(path, options, props))
+
+
+def precheck(
+    path: str, schema: T.StructType | None, options: WriteOptions, props: dict[str, str] | None
+) -> None:
+    """What :func:`validate` refuses from the options, the table's properties and column types.
+
+    Runs before Spark starts (``schema`` is the incoming rows' Spark schema,
+    or ``None`` when unknown): the settings and layout checks, and the column
+    types the writer cannot store (``timestamp_ntz``). Columns missing from
+    the data, and the table's schema, are left to :func:`validate`.
+
+    Raises:
+        WriteError: naming the table and the option or column at fault.
+    """
+    settings = _check_settings(path, options, props)
+    if schema is None or settings.mode == "delete":
+        return
+    fields = [f for f in schema.fields if f.name not in META_COLUMNS]
+    try:
+        avro_schema(T.StructType(fields), settings.layout.table_name)
+    except SchemaProblem as problem:
+        fail(path, str(problem))
+
+
+def check_write(path: str, schema: pa.Schema | None, options: WriteOptions) -> None:
+    """:func:`precheck` of a write to the Hudi table at ``path``, from the rows' Arrow schema.
+
+    Reads ``hoodie.properties`` only. A column whose Arrow type pyspark cannot
+    map is left out (the write decides about it).
+
+    Raises:
+        WriteError: naming the table and the option or column at fault.
+    """
+    from lakesieve.plugins.hudi.writer.storage import TableStorage
+
+    props = cfg.read_table_properties(TableStorage(path))
+    precheck(path, None if schema is None else _spark_schema(schema), options, props)
+
+
+def _spark_schema(schema: pa.Schema) -> T.StructType:
+    """The Spark schema of Arrow columns (naive timestamps are ``timestamp_ntz``)."""
+    from pyspark.sql.pandas.types import from_arrow_type
+
+    fields = []
+    for field in schema:
+        try:
+            dtype = from_arrow_type(field.type, prefer_timestamp_ntz=True)
+        except Exception:  # a type pyspark cannot map: Spark's reader decides
+            continue
+        fields.append(T.StructField(field.name, dtype, field.nullable))
+    return T.StructType(fields)
+
+
+def validate(
+    path: str,
+    df: DataFrame,
+    options: WriteOptions,
+    props: dict[str, str] | None,
+    state: TimelineState,
+) -> WriteJob:
+    """Check a write against the table; nothing is read beyond metadata.
+
+    Args:
+        path: the table path (for messages).
+        df: the incoming rows (only the schema is used).
+        options: the caller's options.
+        props: the table's properties, ``None`` when there is no table yet.
+        state: the table's timeline (latest schema).
+
+    Raises:
+        WriteError: naming the table and the option or column at fault.
+    """
+    settings = _check_settings(path, options, props)
+    mode, table_type, cdc, layout = (
+        settings.mode,
+        settings.table_type,
+        settings.cdc,
+        settings.layout,
+    )
     record_key, partition_by = layout.record_key, layout.partition_by
     precombine, name, bucket = layout.precombine, layout.table_name, layout.bucket
     keygen = (props or {}).get(cfg.KEYGEN) or cfg.choose_keygen(record_key, partition_by)
