@@ -7,7 +7,10 @@ temporary folder first) is read through lakesieve's four doors --
 delta-rs, pyiceberg): the full table at its latest and at every older
 version, then about fifteen predicates on an indexable column with a zone map and
 then a Sieve index built. The truth for a predicate is the reference rows
-loaded into Spark and filtered by Spark SQL with the same text.
+loaded into Spark and filtered by Spark SQL with the same text. CI builds one
+of the two index types per table and reads through one of the two Spark
+doors, in turn (every type and door meets every format); ``pytest -m long``
+runs every table with both types and all four doors.
 
 A table (or one door of it) may instead be refused: the test then asserts
 that the error is a one-line :class:`~lakesieve.errors.LakesieveError` naming
@@ -57,7 +60,7 @@ REFUSALS: dict[tuple[str, str], dict[str, str]] = {
     },
 }
 
-#: Index types built, in order, before the predicate checks run again.
+#: Index types built, in order, before the predicate checks run again (CI: one per table).
 INDEX_TYPES = ("zonemap", "sieve")
 #: Indexed columns per table (one keeps the suite within a few minutes; AND/OR of two
 #: columns is the planner's business, the same for every format).
@@ -490,10 +493,42 @@ def tmp_module(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     shutil.rmtree(_workdir(), ignore_errors=True)
 
 
+def _share(cases: list[tuple[str, str]]) -> list[Any]:
+    """The CI share and the long tier's runs of :data:`CASES`.
+
+    In CI every table is read at every version through the Arrow doors and
+    with one index type and one Spark door, taken in turn so that each index
+    type and each Spark door meets every format; the long tier
+    (``pytest -m long``) builds both index types and reads through all four doors.
+    """
+    params = []
+    for i, (fmt, name) in enumerate(cases):
+        one = ((INDEX_TYPES[i % 2],), ((SPARK, SOURCE)[(i // 2) % 2],))
+        params.append(pytest.param(fmt, name, *one, id=f"{fmt}-{name}"))
+        params.append(
+            pytest.param(
+                fmt,
+                name,
+                INDEX_TYPES,
+                (SPARK, SOURCE),
+                id=f"{fmt}-{name}-every",
+                marks=pytest.mark.long,
+            )
+        )
+    return params
+
+
 @NEEDS_FIXTURES
 @pytest.mark.spark
-@pytest.mark.parametrize(("fmt", "name"), CASES, ids=[f"{f}-{n}" for f, n in CASES])
-def test_foreign_table(spark: Any, tmp_module: Path, fmt: str, name: str) -> None:
+@pytest.mark.parametrize(("fmt", "name", "index_types", "spark_doors"), _share(CASES))
+def test_foreign_table(
+    spark: Any,
+    tmp_module: Path,
+    fmt: str,
+    name: str,
+    index_types: tuple[str, ...],
+    spark_doors: tuple[str, ...],
+) -> None:
     case = _prepare(fmt, name)
     assert case.reference is not None
     ref = case.reference
@@ -518,7 +553,7 @@ def test_foreign_table(spark: Any, tmp_module: Path, fmt: str, name: str) -> Non
     wheres = predicates(latest, schema, columns) if columns else []
     truths = _spark_truth(spark, latest, wheres) if wheres else []
     refused = REFUSALS.get((fmt, name), {})
-    for index_type in INDEX_TYPES if wheres else ():
+    for index_type in index_types if wheres else ():
         for column in columns:
             try:
                 _with_cwd(
@@ -534,7 +569,7 @@ def test_foreign_table(spark: Any, tmp_module: Path, fmt: str, name: str) -> Non
             CLI, case, table, spark, list(wheres[:4]), truths[:4], latest_only[:4], tmp_module
         )
     oldest = [] if len(versions) < 2 else [versions[0]]
-    for door, count in ((SPARK, 6), (SOURCE, 3)):
+    for door, count in ((d, 6 if d == SPARK else 3) for d in spark_doors):
         queries: list[str | None] = [None, *wheres[:count], *[None for _ in oldest]]
         as_ofs: list[str | None] = [None] * (1 + len(wheres[:count])) + list(oldest)
         want_rows = [latest, *truths[:count], *[wants[v] for v in oldest]]
