@@ -6,7 +6,9 @@ traceback and without touching the table or its indexes. Names are checked
 before Spark starts (:mod:`lakesieve.cli.preflight`), so such a command fails
 in the time it takes to read table metadata. Errors name command-line flags,
 never the Python API's argument names. Results go to stdout; step lines and
-Spark's progress bar go to stderr. A write the file system refuses (full,
+Spark's progress bar go to stderr; where stderr is not a terminal, a line
+every 10 seconds tells how far a long command's Spark job is
+(:mod:`lakesieve.spark.heartbeat`). A write the file system refuses (full,
 read-only, forbidden) is one such line too, naming the path and the fix.
 
 This module holds the argument parser and :func:`main`; the commands live in
@@ -27,6 +29,7 @@ from lakesieve.cli.measure import cmd_advise, cmd_bench, cmd_compare
 from lakesieve.cli.support import cli_wording, installed_version
 from lakesieve.cli.table import cmd_explain, cmd_query, cmd_write
 from lakesieve.errors import LakesieveError
+from lakesieve.spark.heartbeat import heartbeat
 from lakesieve.store.errors import refused_write
 
 EXIT_USAGE = 2
@@ -229,6 +232,12 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def command_label(args: argparse.Namespace) -> str:
+    """The command's words, as heartbeat lines name it: ``write``, ``index build``."""
+    sub = getattr(args, "index_cmd", None) if args.command == "index" else None
+    return f"{args.command} {sub}" if sub else str(args.command)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``lakesieve`` command."""
     parser = build_parser()
@@ -247,7 +256,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 # every name (table, format, column, index, predicate); still no Spark
                 preflight(args)
-                code = int(args.func(args) or 0)
+                with heartbeat(command_label(args)):  # a line every 10 s where no bar is drawn
+                    code = int(args.func(args) or 0)
             finally:
                 for w in caught:
                     print(f"lakesieve: warning: {w.message}", file=sys.stderr)
