@@ -99,6 +99,14 @@ def test_every_argument_has_a_help_that_says_its_default(
         assert any(words in action.help for words in WITHOUT_IT), name
 
 
+def test_every_help_page_renders_with_its_defaults_filled_in() -> None:
+    for path, parser in _parsers(build_parser()):
+        text = parser.format_help()
+        assert "%(" not in text, path
+    (query,) = [p for path, p in _parsers(build_parser()) if path == ("query",)]
+    assert "(default 256)" in " ".join(query.format_help().split())
+
+
 def test_write_help_names_the_defaults_in_words() -> None:
     (sub,) = [p for path, p in _parsers(build_parser()) if path == ("write",)]
     text = " ".join(sub.format_help().split())  # argparse wraps lines anywhere
