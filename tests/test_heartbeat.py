@@ -152,6 +152,21 @@ def test_the_thread_prints_while_the_step_runs_and_stops_with_it() -> None:
     assert len(lines) == stopped_with  # nothing after the step ended
 
 
+def test_a_closed_stderr_ends_the_heartbeat_quietly() -> None:
+    calls: list[str] = []
+
+    def broken(line: str) -> None:
+        calls.append(line)
+        raise BrokenPipeError(32, "Broken pipe")
+
+    beat = Heartbeat("write", lambda: NO_JOB, broken, interval=0.01).start()
+    assert beat._thread is not None
+    beat._thread.join(10)
+    assert not beat._thread.is_alive()  # one failed write, then no more tries
+    assert len(calls) == 1 and calls[0].startswith("write: no Spark job running, "), calls
+    beat.stop()
+
+
 @pytest.mark.spark
 def test_running_tasks_of_a_real_job(spark: Any) -> None:
     from pyspark.sql import functions as F

@@ -136,7 +136,10 @@ class Heartbeat:
         while not self._stopped.wait(max(0.0, self.due_in())):
             line = self.beat()
             if line is not None and not self._stopped.is_set():
-                self._write(line)
+                try:
+                    self._write(line)
+                except (OSError, ValueError):  # stderr closed, or its reader gone
+                    return
 
     def start(self) -> Heartbeat:
         """Start printing, from a daemon thread."""
