@@ -12,6 +12,10 @@ import pytest
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
 os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+# no heartbeat lines (lakesieve.spark.heartbeat) in the commands tests run, in this
+# process or in children: a slow machine would add lines to output a test reads
+# whole; the tests of the heartbeat set the variable themselves
+os.environ.setdefault("LAKESIEVE_HEARTBEAT_SECONDS", "0")
 
 SHARED_FIXTURES = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "hudi"
 

@@ -31,7 +31,13 @@ session (under this module's lock), and restoring it afterwards. From
 another thread it is skipped, because the kernel ties the signal to the
 thread that started the child, not to the process.
 
-**Start hooks.** This module depends on no other part of lakesieve. What a
+**Quiet output.** The driver JVM starts with lakesieve's log4j 2 settings
+(everything at ``ERROR`` from its first line, :data:`WARN_LOGGERS` at ``WARN``)
+and its stderr is copied through a filter that drops the JVM's own start-up
+notices; see :mod:`lakesieve.spark.jvm_output`.
+
+**Start hooks.** This module depends on no other part of lakesieve (but
+:mod:`~lakesieve.spark.jvm_output`, which depends on none). What a
 new session needs from the layers above (the ``lakesieve`` Spark data
 source registers itself with every session :func:`get_spark` starts) is
 added with :func:`on_session_start`.
@@ -74,11 +80,13 @@ DEFAULT_CONF: dict[str, str] = {
 
 
 #: Spark loggers kept at ``WARN`` while the rest log at ``ERROR``: the task scheduler
-#: ("Initial job has not accepted any resources", lost executors) and the standalone
-#: client ("Failed to connect to master"). Without them a job on a cluster with no free
-#: core waits forever without a word.
+#: ("Initial job has not accepted any resources", lost executors), the task set manager
+#: ("Lost task ..." before a retry) and the standalone client ("Failed to connect to
+#: master"). Without them a job on a cluster with no free core waits forever without a
+#: word. ``log4j2.properties`` of this package names the same loggers.
 WARN_LOGGERS: tuple[str, ...] = (
     "org.apache.spark.scheduler.TaskSchedulerImpl",
+    "org.apache.spark.scheduler.TaskSetManager",
     "org.apache.spark.deploy.client",
 )
 
@@ -156,7 +164,7 @@ def progress_setting(
     return asked if terminal else "false"
 
 
-def _stderr_is_terminal() -> bool:
+def stderr_is_terminal() -> bool:
     """Whether file descriptor 2, the one the driver JVM writes to, is a terminal."""
     try:
         return os.isatty(2)
@@ -244,10 +252,11 @@ def time_zone_of(spark: SparkSession | None = None) -> str:
         session = SparkSession.getActiveSession()
     if session is not None:
         return str(session.conf.get(key))
-    return _conf_from_env().get(key) or DEFAULT_CONF[key]
+    return conf_from_env().get(key) or DEFAULT_CONF[key]
 
 
-def _conf_from_env() -> dict[str, str]:
+def conf_from_env() -> dict[str, str]:
+    """The settings ``LAKESIEVE_SPARK_CONF`` names (``key=value`` separated by commas)."""
     raw = os.environ.get("LAKESIEVE_SPARK_CONF", "").strip()
     out: dict[str, str] = {}
     if not raw:
@@ -280,13 +289,22 @@ def _pdeathsig_setter(parent: int) -> Callable[[], None] | None:
 
 
 @contextlib.contextmanager
-def _jvm_dies_with_parent() -> Iterator[None]:
-    """While the session starts, launch the gateway JVM so that it dies with this process."""
+def _launching_jvm(settings: Mapping[str, str]) -> Iterator[None]:
+    """While the session starts, launch the driver JVM the way lakesieve wants it.
+
+    On Linux, from the main thread, it dies with this process (see the module's
+    docstring). On POSIX systems its stderr goes through
+    :func:`lakesieve.spark.jvm_output.forward`, and it gets lakesieve's log4j 2
+    settings unless the user has their own (:func:`~lakesieve.spark.jvm_output.quiet_logging_env`).
+    """
     setter = _pdeathsig_setter(os.getpid())
-    if setter is None or threading.current_thread() is not threading.main_thread():
+    if threading.current_thread() is not threading.main_thread():
+        setter = None
+    if setter is None and os.name != "posix":
         yield
         return
     import pyspark.java_gateway as java_gateway
+    from lakesieve.spark.jvm_output import forward, quiet_logging_env
 
     original = java_gateway.Popen
 
@@ -296,10 +314,23 @@ def _jvm_dies_with_parent() -> Iterator[None]:
         def preexec() -> None:
             if inner is not None:
                 inner()
-            setter()
+            if setter is not None:
+                setter()
 
         kwargs["preexec_fn"] = preexec
-        return original(*args, **kwargs)
+        if os.name != "posix" or kwargs.get("stderr") is not None:
+            return original(*args, **kwargs)
+        env = kwargs.get("env")
+        kwargs["env"] = {
+            **(os.environ if env is None else env),
+            **quiet_logging_env(settings, os.environ if env is None else env),
+        }
+        write_end, _ = forward()
+        kwargs["stderr"] = write_end
+        try:
+            return original(*args, **kwargs)
+        finally:
+            os.close(write_end)  # the child holds its own copy; its exit ends the copying
 
     java_gateway.Popen = popen  # type: ignore[assignment,misc]
     try:
@@ -363,10 +394,10 @@ def get_spark(
     with _lock:
         if _session is not None:
             return _session
-        from_env = _conf_from_env()
+        from_env = conf_from_env()
         asked = {**from_env, **(conf or {})}
         settings = {**DEFAULT_CONF, **asked}
-        settings[PROGRESS_KEY] = progress_setting(settings, from_env, _stderr_is_terminal())
+        settings[PROGRESS_KEY] = progress_setting(settings, from_env, stderr_is_terminal())
         # Workers must run a Python that imports pyarrow and lakesieve.
         os.environ["PYSPARK_PYTHON"] = worker_python(settings)
         os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
@@ -386,7 +417,7 @@ def get_spark(
         at_start, later = split_settings(settings, connect)
         for key, value in at_start.items():
             builder = builder.config(key, value)
-        with _jvm_dies_with_parent():
+        with _launching_jvm(at_start):
             spark = builder.getOrCreate()
         if connect:
             refused = [
@@ -406,6 +437,11 @@ def get_spark(
             hook(spark)
         _session = spark
         return spark
+
+
+def running_session() -> SparkSession | None:
+    """The session :func:`get_spark` started, if it runs; starts nothing, takes no lock."""
+    return _session
 
 
 def stop_spark() -> None:
