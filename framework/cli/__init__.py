@@ -62,6 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--table-type", default="cow", choices=["cow", "mor"])
     w.add_argument("--file-groups", type=int)
     w.add_argument("--bucket-column")
+    w.add_argument(
+        "--bucket-rule",
+        choices=["mod", "range"],
+        help="Delta/Iceberg: how --bucket-column picks a row's file: mod (value mod "
+        "--file-groups, the default) or range (contiguous key ranges fixed when the table "
+        "is created, so range queries prune); the table keeps it for later writes",
+    )
     w.add_argument("--precombine")
     w.add_argument("--table-name")
     w.add_argument("--write-option", action="append", metavar="K=V", help="format-specific option")

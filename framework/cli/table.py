@@ -32,6 +32,7 @@ def cmd_write(args: argparse.Namespace) -> int:
         table_type=args.table_type,
         file_groups=args.file_groups,
         bucket_column=args.bucket_column,
+        bucket_rule=getattr(args, "bucket_rule", None),
         precombine=args.precombine,
         table_name=args.table_name,
         extra=parse_kv(args.write_option),
