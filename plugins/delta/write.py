@@ -216,6 +216,26 @@ def _rewrite(
     return actions
 
 
+def _check_existing(dt: DeltaTable, path: str, options: WriteOptions) -> None:
+    """Refuse a write to an existing table lakesieve's writer cannot change as asked.
+
+    Raises:
+        WriteError: the table uses column mapping, or other partition columns are named.
+    """
+    if tables.column_mapping_mode(dt) != "none":
+        raise WriteError(
+            f"cannot write Delta table {path}: it uses column mapping "
+            f"(mode {tables.column_mapping_mode(dt)!r}), which lakesieve's writer does not produce"
+        )
+    part_cols = schema.partition_columns(dt)
+    if options.partition_by and list(options.partition_by) != part_cols:
+        raise WriteError(
+            f"cannot write Delta table {path}: partition columns "
+            f"{list(options.partition_by)} (--partition-by) "
+            f"differ from the table's partition columns {part_cols}"
+        )
+
+
 def write_table(
     spark: SparkSession, table: TableRef, df: DataFrame, options: WriteOptions
 ) -> Instant:
@@ -229,6 +249,17 @@ def write_table(
     exists = DeltaTable.is_deltatable(table.path, storage_options=opts)
     dt = DeltaTable(table.path, storage_options=opts) if exists else None
     options = replace(options, record_key=_record_key(options, dt, table.path))
+    if mode in ("delete", "upsert"):
+        if not options.record_key:
+            raise WriteError(
+                f"cannot {mode} Delta table {table.path}: no record key given (--record-key) "
+                f"and the table keeps none (table property {tables.RECORD_KEY_PROPERTY})"
+            )
+        check_keys(df, options.record_key, table.path)
+    if dt is None and mode == "delete":
+        raise WriteError(f"cannot delete from {table.path}: there is no Delta table there")
+    if dt is not None:
+        _check_existing(dt, table.path, options)
     resolved = resolve_layout(
         options,
         df,
@@ -240,30 +271,10 @@ def write_table(
         property_name=tables.LAYOUT_PROPERTY,
     )
     bucket = resolved.layout
-    if mode in ("delete", "upsert"):
-        if not options.record_key:
-            raise WriteError(
-                f"cannot {mode} Delta table {table.path}: no record key given (--record-key) "
-                f"and the table keeps none (table property {tables.RECORD_KEY_PROPERTY})"
-            )
-        check_keys(df, options.record_key, table.path)
     if dt is None:
-        if mode == "delete":
-            raise WriteError(f"cannot delete from {table.path}: there is no Delta table there")
         _create(table, df, options, bucket, resolved.remember)
     else:
-        if tables.column_mapping_mode(dt) != "none":
-            raise WriteError(
-                f"cannot write Delta table {table.path}: it uses column mapping "
-                f"(mode {tables.column_mapping_mode(dt)!r}), which lakesieve's writer does not produce"
-            )
         part_cols = schema.partition_columns(dt)
-        if options.partition_by and list(options.partition_by) != part_cols:
-            raise WriteError(
-                f"cannot write Delta table {table.path}: partition columns "
-                f"{list(options.partition_by)} (--partition-by) "
-                f"differ from the table's partition columns {part_cols}"
-            )
         frame = conform_frame(df, schema.spark_schema(dt), table.path)
         if mode in ("append", "overwrite"):
             layout = _layout(table.path, schema.arrow_schema(dt), part_cols)

@@ -267,17 +267,6 @@ def write_table(
     """
     mode = normalise_mode(options.mode, ref.path, "Iceberg")
     cat, ident, table = catalog.load_for_write(ref.path, ref.options, options.extra)
-    resolved = resolve_layout(
-        options,
-        df,
-        table_path=ref.path,
-        format_name="Iceberg",
-        mode=mode,
-        stored=None if table is None else table.metadata.properties.get(LAYOUT_PROPERTY),
-        has_data=table is not None and table.current_snapshot() is not None,
-        property_name=LAYOUT_PROPERTY,
-    )
-    bucket = resolved.layout
     stored = stored_record_key(table)
     options = replace(options, record_key=_record_key(options, stored, ref.path))
     missing = [c for c in options.record_key if c not in df.columns]
@@ -293,6 +282,19 @@ def write_table(
         )
     if mode in ("delete", "upsert"):
         check_keys(df, options.record_key, ref.path)
+    if table is None and mode == "delete":
+        raise WriteError(f"cannot delete from {ref.path}: there is no Iceberg table there")
+    resolved = resolve_layout(
+        options,
+        df,
+        table_path=ref.path,
+        format_name="Iceberg",
+        mode=mode,
+        stored=None if table is None else table.metadata.properties.get(LAYOUT_PROPERTY),
+        has_data=table is not None and table.current_snapshot() is not None,
+        property_name=LAYOUT_PROPERTY,
+    )
+    bucket = resolved.layout
     # a key given to a table that keeps none is recorded with this write's snapshot
     learnt: dict[str, str] = {}
     if table is not None and options.record_key and not stored:
@@ -301,8 +303,6 @@ def write_table(
         learnt[LAYOUT_PROPERTY] = resolved.remember
     remember = learnt or None
     if table is None:
-        if mode == "delete":
-            raise WriteError(f"cannot delete from {ref.path}: there is no Iceberg table there")
         table = _create(cat, ident, ref, df, options, resolved.remember)
         mode = "append"
     schema.check_no_renames(table.metadata, ref.path)
