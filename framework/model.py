@@ -291,8 +291,10 @@ class WriteOptions:
         partition_by: partition columns (empty: not partitioned).
         table_type: ``cow`` or ``mor`` (Hudi).
         file_groups: number of file groups for bulk inserts and bucketed writes.
-        bucket_column: integer column whose value mod ``file_groups`` picks the
-            file group of each row.
+        bucket_column: integer column whose value picks the file group of each
+            row (``value mod file_groups`` unless ``bucket_rule`` says ``range``).
+        bucket_rule: ``"mod"`` or ``"range"`` (contiguous key ranges per file;
+            Delta and Iceberg); ``None``: the table's rule, ``mod`` for a new one.
         precombine: column that decides which of two rows with one key wins.
         small_file_limit_bytes: file groups smaller than this take new inserts
             before new groups are opened.
@@ -307,6 +309,7 @@ class WriteOptions:
     table_type: str = "cow"
     file_groups: int | None = None
     bucket_column: str | None = None
+    bucket_rule: str | None = None
     precombine: str | None = None
     small_file_limit_bytes: int = 100 * 1024 * 1024
     max_file_size_bytes: int = 120 * 1024 * 1024

@@ -118,8 +118,8 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument(
         "--bucket-column",
         metavar="COLUMN",
-        help="integer column whose value mod --file-groups picks each row's file group "
-        "(default: none, not bucketed)",
+        help="column whose value picks each row's file group, by --bucket-rule "
+        "(default: the table's; none, not bucketed, for a new table)",
     )
     w.add_argument(
         "--precombine",
@@ -139,6 +139,14 @@ def build_parser() -> argparse.ArgumentParser:
     )
     w.add_argument(
         "--json", action="store_true", help="print the commit as JSON (default: one line of text)"
+    )
+    w.add_argument(
+        "--bucket-rule",
+        choices=["mod", "range"],
+        help="Delta/Iceberg: how --bucket-column picks a row's file: mod (value mod "
+        "--file-groups) or range (contiguous key ranges fixed when the table is created, "
+        "so range queries prune); the table keeps it for later writes (default: the "
+        "table's; mod for a new table)",
     )
     w.set_defaults(func=cmd_write)
 

@@ -148,6 +148,7 @@ def write_options(args: argparse.Namespace) -> WriteOptions:
         table_type=args.table_type,
         file_groups=args.file_groups,
         bucket_column=args.bucket_column,
+        bucket_rule=getattr(args, "bucket_rule", None),
         precombine=args.precombine,
         table_name=args.table_name,
         extra=parse_kv(args.write_option),

@@ -8,8 +8,9 @@ written.
 
 A **group** is one combination of partition values, of further ``group_by``
 columns (the Iceberg plugin writes one position delete file per data file
-this way) and, for a bucketed write, one bucket (``value mod N`` of an integer
-column, Python's sign rule, nulls in bucket 0). Every group is written as
+this way) and, for a bucketed write, one bucket of the table's
+:class:`~lakesieve.files.bucket_layout.BucketLayout` (``value mod N`` of an
+integer column, or contiguous ranges of it). Every group is written as
 exactly one file:
 
 - with a bucket column or ``group_by`` columns the frame is repartitioned
@@ -38,9 +39,9 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 from lakesieve.files import paths
 from lakesieve.files.batches import conform
-from lakesieve.files.write_frame import bucket_value
 
 if TYPE_CHECKING:
+    from lakesieve.files.bucket_layout import BucketLayout
     from pyspark.sql import DataFrame
 
 #: Rows buffered before a row group is written.
@@ -251,7 +252,7 @@ def _write_task(
 def write_files(
     df: DataFrame,
     layout: FileLayout,
-    bucket: tuple[str, int] | None = None,
+    bucket: BucketLayout | None = None,
     group_by: Sequence[str] = (),
     order_by: Sequence[str] = (),
 ) -> list[WrittenFile]:
@@ -260,7 +261,7 @@ def write_files(
     Args:
         df: the rows to write.
         layout: folders, partition columns and file schema.
-        bucket: ``(integer column, number of buckets)`` for a bucketed write.
+        bucket: the layout of a bucketed write (one file per bucket).
         group_by: further columns that split files (not folders); like a
             bucket, they repartition the frame so a group is one file.
         order_by: columns that order rows inside each file.
@@ -277,12 +278,11 @@ def write_files(
         keys.append(f"{_PART_PREFIX}{i}")
     keys.extend(group_by)
     if bucket is not None:
-        column, n = bucket
-        extra.append(bucket_value(column, n).cast("int").alias(_BUCKET))
+        extra.append(bucket.value().alias(_BUCKET))
         keys.append(_BUCKET)
     frame = df.select("*", *extra) if extra else df
     if bucket is not None:
-        frame = frame.repartition(bucket[1], *keys)
+        frame = frame.repartition(bucket.buckets, *keys)
     elif group_by:
         frame = frame.repartition(*keys)
     if keys or order_by:

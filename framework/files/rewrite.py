@@ -24,10 +24,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lakesieve.errors import WriteError
-from lakesieve.files.write_frame import bucket_value
 from lakesieve.model import LOCATION_COLUMN
 
 if TYPE_CHECKING:
+    from lakesieve.files.bucket_layout import BucketLayout
     from pyspark.sql import DataFrame
 
 _BUCKET = "__lakesieve_rewrite_bucket"
@@ -86,7 +86,7 @@ def plan_rewrite(
     frame: DataFrame,
     keys: Sequence[str],
     mode: str,
-    bucket: tuple[str, int] | None = None,
+    bucket: BucketLayout | None = None,
     precombine: str | None = None,
 ) -> Rewrite:
     """Plan a copy-on-write ``delete`` or ``upsert``.
@@ -96,7 +96,7 @@ def plan_rewrite(
         frame: the rows written (its columns are the table's, cast to its types).
         keys: record key columns.
         mode: ``"delete"`` or ``"upsert"``.
-        bucket: ``(column, buckets)`` of a bucketed table.
+        bucket: the layout of a bucketed table.
         precombine: column deciding between frame rows sharing a key.
     """
     from pyspark.sql import functions as F
@@ -105,10 +105,10 @@ def plan_rewrite(
     key_frame = frame.select(*_quoted(keys)).dropna().distinct()
     hits = table_rows.join(key_frame, on=list(keys), how="left_semi").select(LOCATION_COLUMN)
     if mode == "upsert" and bucket is not None:
-        column, n = bucket
+        layout = bucket
 
         def bucket_of(df: DataFrame) -> DataFrame:
-            return df.withColumn(_BUCKET, bucket_value(column, n))
+            return df.withColumn(_BUCKET, layout.value())
 
         wanted = bucket_of(incoming).select(_BUCKET).distinct()
         same_bucket = (

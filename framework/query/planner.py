@@ -56,7 +56,11 @@ class LoadedIndex:
             the query's, added to every answer of this index.
         overlay: the summed delta chain on top of the base, for a state refreshed
             incrementally (``None`` for a base state).
-        selected: locations this index selected over all leaves it answered.
+        selected: locations this index selected over all leaves it answered,
+            only those the queried snapshot has (``visible``).
+        visible: the locations of the queried snapshot (``None``: not known).
+            An index may still name locations a later commit removed (its base
+            keeps them until compaction); they are never read, nor reported.
     """
 
     definition: IndexDefinition
@@ -66,13 +70,15 @@ class LoadedIndex:
     added_for_staleness: frozenset[str] = frozenset()
     overlay: Any = None
     answered: int = 0
+    visible: frozenset[str] | None = None
     _answers: list[frozenset[str]] = field(default_factory=list, repr=False, compare=False)
     _type: Any = field(default=None, repr=False, compare=False)
 
     @property
     def selected(self) -> set[str]:
-        """Locations this index selected over all leaves it answered."""
-        return set().union(*self._answers)
+        """Locations of the snapshot this index selected over all leaves it answered."""
+        chosen: set[str] = set().union(*self._answers)
+        return chosen if self.visible is None else chosen & self.visible
 
     def record(self, answer: frozenset[str]) -> None:
         """Count one leaf this index answered, with the locations it selected."""

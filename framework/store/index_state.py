@@ -235,11 +235,12 @@ class TableIndexes:
             warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
         timeline = {i.id for i in line}
         out: list[LoadedIndex] = []
+        visible = snapshot.locations
         for definition in log.indexes.values():
             if definition.column not in columns:
                 continue
             state = definition.state_for(inst.sort_key)
-            item = LoadedIndex(definition, state)
+            item = LoadedIndex(definition, state, visible=visible)
             out.append(item)
             if state is None:
                 item.error = "never built"

@@ -30,6 +30,11 @@ STORAGE_PREFIX = "storage."
 #: key columns, comma-separated, so that later writes need not repeat them
 RECORD_KEY_PROPERTY = "lakesieve.recordKey"
 
+#: table property holding the file layout of a bucketed table (bucket column,
+#: number of buckets, rule and range boundaries, as JSON), so that later writes
+#: keep it (:mod:`lakesieve.files.bucket_layout`)
+LAYOUT_PROPERTY = "lakesieve.bucketLayout"
+
 #: Reader features whose effect lakesieve honours.
 SUPPORTED_READER_FEATURES = frozenset(
     {
@@ -156,3 +161,8 @@ def stored_record_key(dt: DeltaTable) -> tuple[str, ...]:
     """The record key columns kept in the table property ``lakesieve.recordKey`` (may be empty)."""
     raw = dt.metadata().configuration.get(RECORD_KEY_PROPERTY) or ""
     return tuple(c.strip() for c in raw.split(",") if c.strip())
+
+
+def stored_layout(dt: DeltaTable) -> str | None:
+    """The file layout kept in the table property ``lakesieve.bucketLayout`` (``None``: none)."""
+    return dt.metadata().configuration.get(LAYOUT_PROPERTY) or None

@@ -13,16 +13,22 @@ protocol and conflict checks. Modes:
 - ``upsert``: like delete, then the frame's rows are added (one per key).
 
 With ``bucket_column`` and ``file_groups = N`` every (partition, bucket)
-group is written as exactly one file. ``WriteOptions.extra`` keys starting
-with ``delta.`` become table properties when the table is created
+group is written as exactly one file, by the rule ``bucket_rule`` names
+(:mod:`lakesieve.files.bucket_layout`). The layout is remembered in the table
+property ``lakesieve.bucketLayout``: later writes that do not name one keep
+it (an upsert rewrites only the files of the buckets it touches, so the
+table keeps its N files), a different one is refused (an overwrite may lay
+the table out anew). ``WriteOptions.extra`` keys starting with ``delta.``
+become table properties when the table is created
 (``delta.enableDeletionVectors``, ``delta.appendOnly``...).
 
 The record key is remembered: a table created with one keeps it in the table
 property ``lakesieve.recordKey`` (delta-rs accepts a property it does not
-know only on an empty table, so such a table is created empty as version 0
-and the rows are version 1). A table created without one learns the key of
-the first later write that names one (``--record-key``): a metadata-only
-commit (``SET TBLPROPERTIES``) follows that write's data commit. Later
+know only on an empty table, so a table created with a record key or a
+layout is created empty as version 0 and the rows are version 1). A table
+created without one learns the key (or layout) of the first later write that
+names one (``--record-key``): a metadata-only commit (``SET TBLPROPERTIES``)
+follows that write's data commit. Later
 upserts and deletes use it when no key is given and refuse a different one.
 
 Limits: the frame must have exactly the table's columns (no schema
@@ -42,9 +48,10 @@ from deltalake import Schema as DeltaSchema
 from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
 from lakesieve.errors import WriteError
 from lakesieve.files.arrow_schema import plain_schema
+from lakesieve.files.bucket_layout import BucketLayout, resolve_layout
 from lakesieve.files.parquet_writer import FileLayout, WrittenFile, write_files
 from lakesieve.files.rewrite import check_keys, plan_rewrite
-from lakesieve.files.write_frame import bucket_of, conform_frame, normalise_mode
+from lakesieve.files.write_frame import conform_frame, normalise_mode
 from lakesieve.model import Instant, TableRef, WriteOptions
 from lakesieve.plugins.delta import schema, snapshot, tables, timeline
 from lakesieve.plugins.delta.stats import delta_stats
@@ -81,7 +88,11 @@ def _layout(root: str, arrow: pa.Schema, part_cols: list[str]) -> FileLayout:
 
 
 def _create(
-    table: TableRef, df: DataFrame, options: WriteOptions, bucket: tuple[str, int] | None
+    table: TableRef,
+    df: DataFrame,
+    options: WriteOptions,
+    bucket: BucketLayout | None,
+    layout_text: str | None,
 ) -> None:
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -104,7 +115,7 @@ def _create(
     config = {k: str(v) for k, v in options.extra.items() if k.startswith(CONFIG_PREFIX)}
     adds = [_add_action(f, part_cols, now) for f in files]
     store = tables.storage_options(table.options)
-    if not options.record_key:
+    if not options.record_key and layout_text is None:
         create_table_with_add_actions(
             table.path,
             DeltaSchema.from_arrow(arrow),
@@ -117,8 +128,11 @@ def _create(
         )
         return
     # delta-rs takes a property it does not know only when a table is created
-    # empty: the table (version 0) keeps the record key, the data is version 1
-    config[tables.RECORD_KEY_PROPERTY] = ",".join(options.record_key)
+    # empty: the table (version 0) keeps the record key and layout, the data is version 1
+    if options.record_key:
+        config[tables.RECORD_KEY_PROPERTY] = ",".join(options.record_key)
+    if layout_text is not None:
+        config[tables.LAYOUT_PROPERTY] = layout_text
     created = DeltaTable.create(
         table.path,
         DeltaSchema.from_arrow(arrow),
@@ -134,15 +148,13 @@ def _create(
     )
 
 
-def _remember_key(dt: DeltaTable, record_key: tuple[str, ...]) -> None:
-    """Keep ``record_key`` in the table property of a table (at its latest version) created without one.
+def _remember(dt: DeltaTable, properties: dict[str, str]) -> None:
+    """Keep a learnt record key or layout in the table properties of ``dt`` (its latest version).
 
     delta-rs takes a property it does not know on a table with data only
     through ``ALTER`` (one metadata-only commit, no data change).
     """
-    dt.alter.set_table_properties(
-        {tables.RECORD_KEY_PROPERTY: ",".join(record_key)}, raise_if_not_exists=False
-    )
+    dt.alter.set_table_properties(properties, raise_if_not_exists=False)
 
 
 def record_key_of(options: WriteOptions, dt: DeltaTable | None, path: str) -> tuple[str, ...]:
@@ -169,7 +181,7 @@ def _rewrite(
     frame: DataFrame,
     options: WriteOptions,
     mode: str,
-    bucket: tuple[str, int] | None,
+    bucket: BucketLayout | None,
 ) -> list[AddAction | RemoveAction]:
     from lakesieve.plugins.delta.spark_read import read_units
 
@@ -204,6 +216,26 @@ def _rewrite(
     return actions
 
 
+def _check_existing(dt: DeltaTable, path: str, options: WriteOptions) -> None:
+    """Refuse a write to an existing table lakesieve's writer cannot change as asked.
+
+    Raises:
+        WriteError: the table uses column mapping, or other partition columns are named.
+    """
+    if tables.column_mapping_mode(dt) != "none":
+        raise WriteError(
+            f"cannot write Delta table {path}: it uses column mapping "
+            f"(mode {tables.column_mapping_mode(dt)!r}), which lakesieve's writer does not produce"
+        )
+    part_cols = schema.partition_columns(dt)
+    if options.partition_by and list(options.partition_by) != part_cols:
+        raise WriteError(
+            f"cannot write Delta table {path}: partition columns "
+            f"{list(options.partition_by)} (--partition-by) "
+            f"differ from the table's partition columns {part_cols}"
+        )
+
+
 def write_table(
     spark: SparkSession, table: TableRef, df: DataFrame, options: WriteOptions
 ) -> Instant:
@@ -213,7 +245,6 @@ def write_table(
         WriteError: bad mode, options or columns; nothing is written then.
     """
     mode = normalise_mode(options.mode, table.path, "Delta")
-    bucket = bucket_of(options, df, table.path)
     opts = tables.storage_options(table.options)
     exists = DeltaTable.is_deltatable(table.path, storage_options=opts)
     dt = DeltaTable(table.path, storage_options=opts) if exists else None
@@ -225,23 +256,25 @@ def write_table(
                 f"and the table keeps none (table property {tables.RECORD_KEY_PROPERTY})"
             )
         check_keys(df, options.record_key, table.path)
+    if dt is None and mode == "delete":
+        raise WriteError(f"cannot delete from {table.path}: there is no Delta table there")
+    if dt is not None:
+        _check_existing(dt, table.path, options)
+    resolved = resolve_layout(
+        options,
+        df,
+        table_path=table.path,
+        format_name="Delta",
+        mode=mode,
+        stored=tables.stored_layout(dt) if dt is not None else None,
+        has_data=dt is not None,
+        property_name=tables.LAYOUT_PROPERTY,
+    )
+    bucket = resolved.layout
     if dt is None:
-        if mode == "delete":
-            raise WriteError(f"cannot delete from {table.path}: there is no Delta table there")
-        _create(table, df, options, bucket)
+        _create(table, df, options, bucket, resolved.remember)
     else:
-        if tables.column_mapping_mode(dt) != "none":
-            raise WriteError(
-                f"cannot write Delta table {table.path}: it uses column mapping "
-                f"(mode {tables.column_mapping_mode(dt)!r}), which lakesieve's writer does not produce"
-            )
         part_cols = schema.partition_columns(dt)
-        if options.partition_by and list(options.partition_by) != part_cols:
-            raise WriteError(
-                f"cannot write Delta table {table.path}: partition columns "
-                f"{list(options.partition_by)} (--partition-by) "
-                f"differ from the table's partition columns {part_cols}"
-            )
         frame = conform_frame(df, schema.spark_schema(dt), table.path)
         if mode in ("append", "overwrite"):
             layout = _layout(table.path, schema.arrow_schema(dt), part_cols)
@@ -257,7 +290,12 @@ def write_table(
             )
     latest = tables.open_table(table)
     written = latest.version()  # the data commit: the instant this write returns
+    learnt: dict[str, str] = {}
     if dt is not None and options.record_key and not tables.stored_record_key(dt):
-        _remember_key(latest, options.record_key)
+        learnt[tables.RECORD_KEY_PROPERTY] = ",".join(options.record_key)
+    if dt is not None and resolved.remember is not None:
+        learnt[tables.LAYOUT_PROPERTY] = resolved.remember
+    if learnt:
+        _remember(latest, learnt)
     line = {i.id: i for i in timeline.list_instants(table)}
     return line.get(str(written), timeline.instant_of(written))

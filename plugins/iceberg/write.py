@@ -20,7 +20,13 @@ partitions on ``partition_by``, and the ``WriteOptions.extra`` keys that are
 neither ``catalog.*`` nor ``table`` as table properties.
 
 With ``bucket_column`` and ``file_groups = N`` every (partition, bucket) group
-is written as exactly one file.
+is written as exactly one file, by the rule ``bucket_rule`` names
+(:mod:`lakesieve.files.bucket_layout`). The layout is remembered in the table
+property ``lakesieve.bucket-layout`` (set with the snapshot of the write that
+first names it): later writes that do not name one keep it (a copy-on-write
+upsert rewrites only the files of the buckets it touches, so the table keeps
+its N files), a different one is refused (an overwrite may lay the table out
+anew).
 
 The record key is remembered in the table property ``lakesieve.record-key``:
 set when the table is created with one, or with the snapshot of the first
@@ -44,9 +50,10 @@ import pyarrow as pa
 from lakesieve.errors import WriteError
 from lakesieve.files import paths
 from lakesieve.files.arrow_schema import plain_schema
+from lakesieve.files.bucket_layout import BucketLayout, resolve_layout
 from lakesieve.files.parquet_writer import FileLayout, WrittenFile, write_files
 from lakesieve.files.rewrite import check_keys, dedupe, plan_rewrite
-from lakesieve.files.write_frame import bucket_of, conform_frame, normalise_mode
+from lakesieve.files.write_frame import conform_frame, normalise_mode
 from lakesieve.model import Instant, TableRef, WriteOptions
 from lakesieve.plugins.iceberg import catalog, commit, schema, snapshot, timeline
 from lakesieve.plugins.iceberg.spark_read import FILE_PATH_COLUMN, POSITION_COLUMN, read_units
@@ -63,6 +70,8 @@ DELETE_MODE = "write.delete.mode"
 UPDATE_MODE = "write.update.mode"
 #: table property holding the record key columns, comma-separated
 RECORD_KEY_PROPERTY = "lakesieve.record-key"
+#: table property holding the file layout of a bucketed table (JSON)
+LAYOUT_PROPERTY = "lakesieve.bucket-layout"
 
 
 def stored_record_key(table: Table | None) -> tuple[str, ...]:
@@ -89,7 +98,7 @@ def record_key_of(options: WriteOptions, stored: tuple[str, ...], path: str) -> 
     return given or stored
 
 
-def _table_properties(options: WriteOptions) -> dict[str, str]:
+def _table_properties(options: WriteOptions, layout_text: str | None) -> dict[str, str]:
     props = {
         k: str(v)
         for k, v in options.extra.items()
@@ -98,6 +107,8 @@ def _table_properties(options: WriteOptions) -> dict[str, str]:
     props.setdefault("format-version", "2")
     if options.record_key:
         props[RECORD_KEY_PROPERTY] = ",".join(options.record_key)
+    if layout_text is not None:
+        props[LAYOUT_PROPERTY] = layout_text
     return props
 
 
@@ -107,6 +118,7 @@ def _create(
     table: TableRef,
     df: DataFrame,
     options: WriteOptions,
+    layout_text: str | None,
 ) -> Table:
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -118,7 +130,7 @@ def _create(
         )
     arrow = plain_schema(to_arrow_schema(df.schema, timezone="UTC"))
     created = cat.create_table(
-        ident, schema=arrow, location=table.path, properties=_table_properties(options)
+        ident, schema=arrow, location=table.path, properties=_table_properties(options, layout_text)
     )
     if options.partition_by:
         with created.update_spec() as update:
@@ -198,7 +210,7 @@ def _write_merge_on_read(
     frame: DataFrame,
     options: WriteOptions,
     mode: str,
-    bucket: tuple[str, int] | None,
+    bucket: BucketLayout | None,
     remember: dict[str, str] | None = None,
 ) -> None:
     from lakesieve.plugins.iceberg.deletes import FILE_PATH, POS
@@ -254,7 +266,6 @@ def write_table(
         WriteError: bad mode, options or columns; nothing is committed then.
     """
     mode = normalise_mode(options.mode, ref.path, "Iceberg")
-    bucket = bucket_of(options, df, ref.path)
     cat, ident, table = catalog.load_for_write(ref.path, ref.options, options.extra)
     stored = stored_record_key(table)
     options = replace(options, record_key=record_key_of(options, stored, ref.path))
@@ -271,16 +282,28 @@ def write_table(
         )
     if mode in ("delete", "upsert"):
         check_keys(df, options.record_key, ref.path)
-    # a key given to a table that keeps none is recorded with this write's snapshot
-    remember = (
-        {RECORD_KEY_PROPERTY: ",".join(options.record_key)}
-        if table is not None and options.record_key and not stored
-        else None
+    if table is None and mode == "delete":
+        raise WriteError(f"cannot delete from {ref.path}: there is no Iceberg table there")
+    resolved = resolve_layout(
+        options,
+        df,
+        table_path=ref.path,
+        format_name="Iceberg",
+        mode=mode,
+        stored=None if table is None else table.metadata.properties.get(LAYOUT_PROPERTY),
+        has_data=table is not None and table.current_snapshot() is not None,
+        property_name=LAYOUT_PROPERTY,
     )
+    bucket = resolved.layout
+    # a key given to a table that keeps none is recorded with this write's snapshot
+    learnt: dict[str, str] = {}
+    if table is not None and options.record_key and not stored:
+        learnt[RECORD_KEY_PROPERTY] = ",".join(options.record_key)
+    if table is not None and resolved.remember is not None:
+        learnt[LAYOUT_PROPERTY] = resolved.remember
+    remember = learnt or None
     if table is None:
-        if mode == "delete":
-            raise WriteError(f"cannot delete from {ref.path}: there is no Iceberg table there")
-        table = _create(cat, ident, ref, df, options)
+        table = _create(cat, ident, ref, df, options, resolved.remember)
         mode = "append"
     schema.check_no_renames(table.metadata, ref.path)
     arrow = schema.arrow_schema(table.schema(), ref.path)

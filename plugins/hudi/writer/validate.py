@@ -218,6 +218,12 @@ def _resolve_layout(path: str, options: WriteOptions, props: dict[str, str] | No
     if hive_opt is not None and str(hive_opt).lower() not in ("true", "false"):
         fail(path, f"option hive_style_partitioning must be true or false, not {hive_opt!r}")
     hive = None if hive_opt is None else str(hive_opt).lower() == "true"
+    if options.bucket_rule not in (None, "mod"):
+        fail(
+            path,
+            f"option bucket_rule={options.bucket_rule}: Hudi file groups are bucketed by "
+            "bucket_column mod file_groups only (bucket_rule=mod)",
+        )
     groups = options.file_groups
     if groups is not None and (not isinstance(groups, int) or groups < 1):
         fail(path, f"option file_groups must be an integer >= 1, not {groups!r}")
