@@ -313,8 +313,9 @@ def check_compacted_exact(
     table.build_index("k", type="exact", name="k_fresh", spark=spark)
     table = open_table(path)
     by_loc = hudi_rs_rows_by_location(path, table.timeline()[-1].id)
+    truths = true_locations_each(spark, list(predicates), by_loc)
     for where in predicates:
-        truth = true_locations(spark, where, by_loc)
+        truth = truths[where]
         fresh = selected_locations(table, where, "k_fresh")
         compacted = selected_locations(table, where, "k_exact")
         assert compacted == fresh, (where, context)

@@ -11,7 +11,8 @@ filtered by Spark SQL. A second child asks for more cores per executor than
 the worker has: Spark's "has not accepted any resources" warning must reach
 its stderr rather than leave it waiting in silence.
 
-Skipped only when ``java`` is absent. Every process the test starts runs in
+Both tests are in the long tier (``pytest -m long``: a cluster's start and
+its child jobs cost a minute of CI). Skipped only when ``java`` is absent. Every process the test starts runs in
 its own process group, killed on the way out whatever happened.
 """
 
@@ -162,6 +163,7 @@ def _job_env(cluster: dict[str, Any], conf: str) -> dict[str, str]:
     return env
 
 
+@pytest.mark.long
 def test_build_and_pruned_reads_on_a_standalone_cluster(
     cluster: dict[str, Any], tmp_path: Path
 ) -> None:

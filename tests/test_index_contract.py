@@ -24,18 +24,24 @@ pytestmark = pytest.mark.spark
 #: delta test beside the special-value ones; the long tier (``pytest -m long``,
 #: the ``*Long`` classes) draws the kit's defaults (6 and 3).
 CI_EXAMPLES, CI_DELTA_EXAMPLES = 2, 1
+#: CI checks deltas on the key types with the most awkward values (NaN and
+#: -0.0, shared string prefixes, wide decimals, instants in several zones, a
+#: plain integer); the long tier on all twelve.
+CI_DELTA_KEY_TYPES = ("bigint", "float", "double", "decimal(38,10)", "string", "timestamp")
 
 
 class TestZoneMapContract(IndexContract):
     index_type = "zonemap"
     complete = True
     examples, delta_examples = CI_EXAMPLES, CI_DELTA_EXAMPLES
+    delta_key_types = CI_DELTA_KEY_TYPES
 
 
 class TestBloomContract(IndexContract):
     index_type = "bloom"
     complete = True
     examples, delta_examples = CI_EXAMPLES, CI_DELTA_EXAMPLES
+    delta_key_types = CI_DELTA_KEY_TYPES
 
 
 class TestExactContract(IndexContract):
@@ -44,20 +50,26 @@ class TestExactContract(IndexContract):
     exact_answers = True
     delta_matches_rebuild = True
     examples, delta_examples = CI_EXAMPLES, CI_DELTA_EXAMPLES
+    delta_key_types = CI_DELTA_KEY_TYPES
 
 
 class TestSieveContract(IndexContract):
     index_type = "sieve"
     complete = True
     examples, delta_examples = CI_EXAMPLES, CI_DELTA_EXAMPLES
+    delta_key_types = CI_DELTA_KEY_TYPES
 
 
 def _with_kit_draws(contract: type[IndexContract]) -> Any:
-    """``contract`` with the kit's default draws, in the long tier (``pytest -m long``)."""
+    """``contract`` with the kit's default draws on every key type, in the long tier (``pytest -m long``)."""
     long_class = type(
         f"{contract.__name__}Long",
         (contract,),
-        {"examples": IndexContract.examples, "delta_examples": IndexContract.delta_examples},
+        {
+            "examples": IndexContract.examples,
+            "delta_examples": IndexContract.delta_examples,
+            "delta_key_types": None,
+        },
     )
     return pytest.mark.long(long_class)
 

@@ -126,9 +126,11 @@ def test_refresh_inserts_and_deletes_then_compact(spark: Any, table: Table) -> N
     assert {compacted[n].action for n in ("k_sieve", "k_zonemap", "k_bloom")} == {"compacted"}
     assert table.describe_index("k_exact")["deltas"] == 0
     # after compaction the exact index answers exactly: deleted keys are gone
-    by_loc = rows_by_location(table)
-    for where in ("k = 5", "k = 215", "k in (1, 100, 205)"):
-        assert _selected(table, where, "k_exact") == true_locations(spark, where, by_loc), where
+    truths = true_locations_each(
+        spark, ("k = 5", "k = 215", "k in (1, 100, 205)"), rows_by_location(table)
+    )
+    for where, truth in truths.items():
+        assert _selected(table, where, "k_exact") == truth, where
     _check_every_instant(spark, table)
 
 
@@ -257,11 +259,11 @@ def test_corrupt_delta_falls_back_to_the_state_before_it(spark: Any, table: Tabl
     assert any("unreadable" in str(w.message) and "checksum" in str(w.message) for w in caught)
     explained = fresh.explain("k = 205")
     assert any("unreadable" in w for w in explained["warnings"])
-    for where in ("k = 205", "k = 206", "k >= 200", "k < 3"):
-        plan = fresh.plan(where)
-        assert true_locations(spark, where, rows_by_location(fresh)) <= {
-            u.location for u in plan.units
-        }
+    truths = true_locations_each(
+        spark, ("k = 205", "k = 206", "k >= 200", "k < 3"), rows_by_location(fresh)
+    )
+    for where, truth in truths.items():
+        assert truth <= {u.location for u in fresh.plan(where).units}, where
     assert sorted_rows(fresh.read(spark, "k = 205")) == expected_rows(spark, fresh.path, "k = 205")
     assert sorted_rows(fresh.read(spark, "k >= 200")) == expected_rows(
         spark, fresh.path, "k >= 200"
@@ -300,12 +302,10 @@ def test_corrupt_middle_delta_keeps_the_states_before_it(spark: Any, table: Tabl
     assert item.usable and item.state is not None and item.state.instant == states[0].instant
     assert item.overlay is not None, "delta 1 still applies"
     assert any(states[1].instant in str(w.message) for w in caught)
-    by_loc = rows_by_location(fresh)
     # ids 600-619, 700-719, 800-819 are new rows with k 200-206, 233-239, 266-273
-    for where in ("k = 201", "k = 235", "k = 270", "k between 204 and 268", "k = 5"):
-        assert true_locations(spark, where, by_loc) <= {
-            u.location for u in fresh.plan(where).units
-        }, where
+    wheres = ("k = 201", "k = 235", "k = 270", "k between 204 and 268", "k = 5")
+    for where, truth in true_locations_each(spark, wheres, rows_by_location(fresh)).items():
+        assert truth <= {u.location for u in fresh.plan(where).units}, where
     assert sorted_rows(fresh.read(spark, "k = 235")) == expected_rows(spark, fresh.path, "k = 235")
     # as of delta 1's own instant the index is not stale at all
     early = fresh.plan("k = 201", as_of=states[0].instant)
@@ -449,9 +449,9 @@ def test_large_exact_index_is_rebuilt_not_compacted_on_the_driver(
     compacted = {r.index: r for r in table.compact(spark=spark)}
     assert compacted["k_exact"].action == "rebuilt"
     assert table.describe_index("k_exact")["deltas"] == 0
-    by_loc = rows_by_location(table)
-    for where in ("k = 5", "k = 215", "k in (1, 100, 205)", "k > 600"):
-        assert _selected(table, where, "k_exact") == true_locations(spark, where, by_loc), where
+    wheres = ("k = 5", "k = 215", "k in (1, 100, 205)", "k > 600")
+    for where, truth in true_locations_each(spark, wheres, rows_by_location(table)).items():
+        assert _selected(table, where, "k_exact") == truth, where
     _check_every_instant(spark, table)
 
 

@@ -61,9 +61,7 @@ def _cdc_files(path: Path) -> list[Path]:
     return sorted(p for p in path.rglob(".*.cdc") if ".hoodie" not in p.parts)
 
 
-@settings(max_examples=4, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(ops=OPS, predicates=st.lists(PREDICATE, min_size=4, max_size=8))
-def test_refresh_from_change_data_equals_a_fresh_build(
+def _change_data_equals_fresh(
     spark: Any, ops: list[tuple[str, list[int], int]], predicates: list[str]
 ) -> None:
     work = Path(tempfile.mkdtemp(prefix="lakesieve-cdc-"))
@@ -89,6 +87,25 @@ def test_refresh_from_change_data_equals_a_fresh_build(
         check_refreshed_k(spark, table, path, predicates, ops)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+@settings(max_examples=2, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(ops=OPS, predicates=st.lists(PREDICATE, min_size=4, max_size=8))
+def test_refresh_from_change_data_equals_a_fresh_build(
+    spark: Any, ops: list[tuple[str, list[int], int]], predicates: list[str]
+) -> None:
+    """Refreshed from change data files, the index answers as a fresh build (CI: two draws)."""
+    _change_data_equals_fresh(spark, ops, predicates)
+
+
+@pytest.mark.long
+@settings(max_examples=8, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(ops=OPS, predicates=st.lists(PREDICATE, min_size=4, max_size=8))
+def test_refresh_from_change_data_equals_a_fresh_build_more_examples(
+    spark: Any, ops: list[tuple[str, list[int], int]], predicates: list[str]
+) -> None:
+    """The long tier's draws of :func:`test_refresh_from_change_data_equals_a_fresh_build`."""
+    _change_data_equals_fresh(spark, ops, predicates)
 
 
 def _location_counts(rows_by_loc: dict[str, Any]) -> dict[tuple[str, Any], int]:

@@ -7,7 +7,8 @@ instant still on the timeline, each index-pruned plan must select every
 location that truly holds a matching row (so a pruned read equals a full
 read), and at the end pruned Spark reads must equal full reads.
 
-CI runs a few examples per format; ``LAKESIEVE_SLOW=1`` runs many more.
+CI runs two derandomised runs of five steps per format, the long tier
+(``pytest -m long``) two of eight; ``LAKESIEVE_SLOW=1`` runs many more.
 """
 
 from __future__ import annotations
@@ -194,19 +195,23 @@ class IcebergMachine(RefreshMachine):
     fmt = "iceberg"
 
 
-def _settings() -> settings:
+def _settings(steps: int = 5) -> settings:
+    """Two derandomised runs of ``steps`` steps in CI (``LAKESIEVE_SLOW=1``: 25 random runs of 20)."""
     return settings(
         max_examples=25 if SLOW else 2,
-        stateful_step_count=20 if SLOW else 7,
+        stateful_step_count=20 if SLOW else steps,
         deadline=None,
         suppress_health_check=list(HealthCheck),
         derandomize=not SLOW,
     )
 
 
-@pytest.mark.parametrize(
+MACHINES = pytest.mark.parametrize(
     "machine", [RefreshMachine, DeltaMachine, IcebergMachine], ids=["hudi-cow", "delta", "iceberg"]
 )
+
+
+@MACHINES
 def test_state_machine(spark: Any, machine: type[RefreshMachine]) -> None:
     run_state_machine_as_test(machine, settings=_settings())
 
@@ -216,3 +221,15 @@ def test_state_machine_hudi_mor(spark: Any) -> None:
     import lakesieve.plugins.hudi.services  # noqa: F401
 
     run_state_machine_as_test(HudiMorMachine, settings=_settings())
+
+
+@pytest.mark.long
+@MACHINES
+def test_state_machine_longer_runs(spark: Any, machine: type[RefreshMachine]) -> None:
+    """The long tier: runs of eight steps (CI: five)."""
+    run_state_machine_as_test(machine, settings=_settings(steps=8))
+
+
+@pytest.mark.long
+def test_state_machine_hudi_mor_longer_runs(spark: Any) -> None:
+    run_state_machine_as_test(HudiMorMachine, settings=_settings(steps=8))

@@ -104,13 +104,15 @@ class ScanPlanner:
             options = json.loads(options_json)
             _check_options(options)
             table, guard = self._table(options)
-            with guard:
-                plan = table.plan(None, option(options, "asOf"), "UTC")
-            instant = plan.table_instant.id if plan.table_instant else None
+            as_of = option(options, "asOf")
+            with guard:  # the instant alone keys the schema: no snapshot is listed for a known one
+                resolved = table.resolve_instant(as_of)
+            instant = resolved.id if resolved else None
             key = (json.dumps(options, sort_keys=True), table.path, instant)
             known = self._schemas.get(key)
             if known is None:
                 with guard:
+                    plan = table.plan(None, instant, "UTC")
                     names = table.schema(instant).names
                 frame = frame_of_units(self._spark, table, plan, names)
                 fields = [

@@ -658,6 +658,9 @@ class IndexContract:
     Attributes:
         index_type: the index type under test (required).
         key_types: Spark key types to draw relations for.
+        delta_key_types: key types of the three ``apply_delta`` tests
+            (``None``: ``key_types``), for a shorter tier that checks
+            deltas on fewer types.
         options: build options used for every build.
         plugin: a plugin object or module registered with lakesieve's plugin
             manager before the tests, when not yet registered.
@@ -680,6 +683,7 @@ class IndexContract:
 
     index_type: ClassVar[str] = ""
     key_types: ClassVar[tuple[str, ...]] = DEFAULT_KEY_TYPES
+    delta_key_types: ClassVar[tuple[str, ...] | None] = None
     options: ClassVar[dict[str, str]] = {}
     plugin: ClassVar[object | None] = None
     exact_answers: ClassVar[bool] = False
@@ -697,9 +701,11 @@ class IndexContract:
     # ----------------------------------------------------------- pytest hooks
 
     def pytest_generate_tests(self, metafunc: pytest.Metafunc) -> None:
-        """Run the relation tests once per key type."""
+        """Run the relation tests once per key type (the delta tests per ``delta_key_types``)."""
         if "key_type" in metafunc.fixturenames:
-            metafunc.parametrize("key_type", list(self.key_types))
+            delta = metafunc.function.__name__.startswith("test_apply_delta")
+            chosen = self.delta_key_types if delta and self.delta_key_types is not None else None
+            metafunc.parametrize("key_type", list(chosen or self.key_types))
 
     @pytest.fixture(scope="class")
     @classmethod
