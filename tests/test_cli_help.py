@@ -19,21 +19,9 @@ import pytest
 from lakesieve.cli import build_parser
 from lakesieve.cli.parser import chosen_parser, unknown_options, unrecognized_message
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.test_cli_front import PROBE  # a CLI run in a child that reports whether Spark started
 
-PROBE = """
-import json, sys
-from lakesieve.cli import main
-try:
-    code = main(sys.argv[1:])
-except SystemExit as exc:
-    code = exc.code
-started = False
-if "pyspark" in sys.modules:
-    from pyspark import SparkContext
-    started = SparkContext._gateway is not None or SparkContext._active_spark_context is not None
-print("PROBE " + json.dumps({"code": code, "spark_started": started}))
-"""
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def _run(*argv: str) -> tuple[dict[str, Any], str]:
