@@ -64,9 +64,7 @@ def _rows_with_file(path: Path) -> pa.Table:
 
 def _truth(spark: Any, rows: pa.Table, where: str) -> set[str]:
     """Files holding a row that Spark SQL selects."""
-    return {
-        r["file"] for r in frame_of(spark, rows).where(where).select("file").distinct().collect()
-    }
+    return _truths(spark, rows, [where])[0]
 
 
 def _selected(table: Table, where: str, index: str) -> set[str] | None:
