@@ -27,6 +27,7 @@ from lakesieve.contract.index_options import OptionSpec, parse_options
 from lakesieve.contract.plugin_base import IndexTypeBase, TableFormatBase
 from lakesieve.contract.protocols import (
     ChecksWrites,
+    FoldsOnDriver,
     IndexType,
     MultiPassBuild,
     ReadsChangeImages,
@@ -77,6 +78,7 @@ __all__ = [
     "Changes",
     "ChecksWrites",
     "ColumnNotFoundError",
+    "FoldsOnDriver",
     "IndexCorruptError",
     "IndexType",
     "IndexTypeBase",

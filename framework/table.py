@@ -40,7 +40,7 @@ from lakesieve.query.arrow_read import read_plan_arrow
 from lakesieve.query.planner import LakesieveWarning, LoadedIndex, evaluate
 from lakesieve.query.query_plan import Plan, elapsed_ms, explain_plan
 from lakesieve.query.table_view import TableView
-from lakesieve.spark.session import get_spark, time_zone_of
+from lakesieve.spark.session import SessionOnDemand, get_spark, time_zone_of
 from lakesieve.store import DEFAULT_DIRNAME, IndexStore
 from lakesieve.store.index_log import IndexDefinition
 from lakesieve.store.index_state import TableIndexes
@@ -234,8 +234,9 @@ class Table:
         (see :mod:`lakesieve.maintenance.refresh`). An index whose newest state fails to
         verify (a file missing, truncated or failing its checksum) is rebuilt
         instead, and its result says so (action ``rebuilt``). Spark starts
-        (with ``spark_conf``) only when some index is behind the table or
-        broken: "up to date" costs no session. With work to do, the store's
+        (with ``spark_conf``) only when a step needs it: never for "up to
+        date", nor for a change small enough to be read on the driver
+        (``RefreshPolicy.driver_max_mb``; ``RefreshResult.engine`` says which ran). With work to do, the store's
         writers' lock is taken first, so an unwritable index root fails in
         one line before Spark starts.
 
@@ -256,13 +257,12 @@ class Table:
         # with work to do, the writers' lock first: a repair stays out, and an
         # unwritable root fails here, before Spark starts
         with self.store.writing() if work else contextlib.nullcontext():
-            if spark is None and work:
-                spark = get_spark(conf=spark_conf)
+            sessions = SessionOnDemand(spark, spark_conf)
             policy = policy or self.refresh_policy
             return [
-                refresh_broken(self.states, d, target, spark, broken[d.name])
-                if d.name in broken and spark is not None
-                else refresh_index(self.states, d.name, spark, policy, target, line)
+                refresh_broken(self.states, d, target, sessions.get(), broken[d.name])
+                if d.name in broken
+                else refresh_index(self.states, d.name, sessions, policy, target, line)
                 for d in definitions
             ]
 
@@ -275,17 +275,17 @@ class Table:
     ) -> list[RefreshResult]:
         """Fold the deltas of every index (or the one named) into a new base.
 
-        Spark starts (with ``spark_conf``) only when some index's newest state
-        is a delta: "nothing to compact" costs no session.
+        Spark starts (with ``spark_conf``) only when a fold needs it: never
+        for "nothing to compact", nor for deltas the index type folds on the
+        driver (within ``RefreshPolicy.driver_max_mb``).
         """
         definitions = [self.index(name)] if name else self.indexes()
         heads = [d.latest() for d in definitions]
         work = any(h is not None and h.is_delta for h in heads)
         with self.store.writing() if work else contextlib.nullcontext():
-            if spark is None and work:
-                spark = get_spark(conf=spark_conf)
+            sessions = SessionOnDemand(spark, spark_conf)
             policy = policy or self.refresh_policy
-            return [compact_index(self.states, d.name, spark, policy) for d in definitions]
+            return [compact_index(self.states, d.name, sessions, policy) for d in definitions]
 
     def vacuum(self, grace_seconds: float | None = None) -> VacuumResult:
         """Remove index states of instants the table no longer keeps, and unreferenced files."""

@@ -27,7 +27,9 @@ LOC = "__location"
 #: The default policy without its byte rule: tests of how deltas are read,
 #: stored and chained keep their delta states however small the base
 #: (``max_delta_share`` has its own tests in test_refresh.py).
-CHAINS = RefreshPolicy(max_delta_share=math.inf)
+#: delta chains computed by Spark jobs: the stamped and change data tests check
+#: Spark's paths (the driver's are checked where ``driver_max_mb`` is left on)
+CHAINS = RefreshPolicy(max_delta_share=math.inf, driver_max_mb=0)
 WORDS = ["amber", "birch", "cedar", "delta", "ember", "fjord", "grove", "heath", "iris", "juniper"]
 
 

@@ -115,6 +115,8 @@ CI_FLOOR = {
     "tables changed after the build": 1,
     "changes (commits) after the build": 3,
     "indexes refreshed by a delta": 5,
+    "of them on the driver": 2,
+    "of them by Spark jobs": 2,
     "predicates answered": 24,
     "predicates answered with a stale index": 10,
     "of them pruned": 6,
@@ -152,6 +154,7 @@ def _quiet_and_report() -> Any:
     for fmt, t in sorted(PINNED.items()):
         print(
             f"\nCI share, {fmt}: {t.changes} changes, {t.refreshed} indexes refreshed, "
+            f"({dict(t.engines)}), "
             f"{t.checked} predicates, Spark refused {t.spark_refused}, lakesieve alone refused "
             f"{t.lakesieve_only_refused}, {t.stale} answered with a stale index ({t.stale_pruned} "
             f"pruned), {t.pruned} pruned in all, "
@@ -303,6 +306,8 @@ def test_ci_share_changed_and_refreshed_tables(spark: Any, fmt: str) -> None:
         "tables changed after the build": changed,
         "changes (commits) after the build": total.changes,
         "indexes refreshed by a delta": total.refreshed,
+        "of them on the driver": total.engines["driver"],
+        "of them by Spark jobs": total.engines["spark"],
         "predicates answered": answered,
         "predicates answered with a stale index": total.stale,
         "of them pruned": total.stale_pruned,

@@ -6,6 +6,7 @@ hold matching rows (read unit by unit), and pruned reads with full reads.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import shutil
 import warnings
@@ -390,27 +391,30 @@ def test_damaged_index_files_never_lose_rows(
             assert truth <= selected, (victims, inst_id, where, truth - selected)
 
 
+@pytest.mark.parametrize("engine", ["driver", "spark"])
 def test_racing_refresh_commits_once(
-    spark: Any, table: Table, monkeypatch: pytest.MonkeyPatch
+    spark: Any, table: Table, monkeypatch: pytest.MonkeyPatch, engine: str
 ) -> None:
     """A refresh that loses the race to another one retries from the new head and applies nothing twice."""
     write_rows(spark, Path(table.path), make_rows(range(600, 640), 8), mode="upsert")
-    real = refresh_mod.delta_frame
+    policy = dataclasses.replace(
+        table.refresh_policy, driver_max_mb=0 if engine == "spark" else 256.0
+    )
+    step = "delta_frame" if engine == "spark" else "local_delta"
+    real = getattr(refresh_mod, step)
     raced: list[Any] = []
 
     def racing(*args: Any, **kwargs: Any) -> Any:
         frame = real(*args, **kwargs)
         if not raced:  # another process commits the same refresh meanwhile
             raced.append(None)
-            raced[0] = open_table(table.path, refresh_policy=table.refresh_policy).refresh(
-                "k_exact", spark=spark
-            )
+            raced[0] = open_table(table.path, refresh_policy=policy).refresh("k_exact", spark=spark)
         return frame
 
-    monkeypatch.setattr(refresh_mod, "delta_frame", racing)
+    monkeypatch.setattr(refresh_mod, step, racing)
     before = table.index("k_exact").latest()
-    result = table.refresh("k_exact", spark=spark)[0]
-    assert raced and raced[0][0].action == "delta"
+    result = table.refresh("k_exact", spark=spark, policy=policy)[0]
+    assert raced and raced[0][0].action == "delta" and raced[0][0].engine == engine
     assert result.retries == 1 and result.action == "up to date"
     definition = table.index("k_exact")
     deltas = [s for s in definition.by_id.values() if s.is_delta]

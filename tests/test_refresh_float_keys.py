@@ -144,19 +144,31 @@ def test_truth_sees_the_special_rows(spark: Any, tmp_path: Path) -> None:
         assert len(nan_file) == 1 and len(zero_file) == 1 and nan_file != zero_file
 
 
-def test_refresh_keeps_nan_and_negative_zero(spark: Any, table: tuple[Table, Path]) -> None:
-    """Delta states (overlay), compaction of the chain, and a refresh that compacts at once."""
+@pytest.mark.parametrize("engine", ["driver", "spark"])
+def test_refresh_keeps_nan_and_negative_zero(
+    spark: Any, table: tuple[Table, Path], engine: str
+) -> None:
+    """Delta states (overlay), compaction of the chain, and a refresh that compacts at once.
+
+    Once with the changes read and folded on the driver (Arrow), once by Spark jobs.
+    """
     t, path = table
+    mb = 256.0 if engine == "driver" else 0.0
     _check(spark, t, path, "fresh build")
     _append_specials(spark, path)
-    results = t.refresh(spark=spark, policy=RefreshPolicy(max_delta_share=math.inf))
+    results = t.refresh(
+        spark=spark, policy=RefreshPolicy(max_delta_share=math.inf, driver_max_mb=mb)
+    )
     assert {r.action for r in results} == {"delta"}, [r.to_dict() for r in results]
+    assert {r.engine for r in results} == {engine}, [r.to_dict() for r in results]
     _check(spark, t, path, "after refresh (delta states)")
-    results = t.compact(spark=spark)
+    results = t.compact(spark=spark, policy=RefreshPolicy(driver_max_mb=mb))
     assert {r.action for r in results} <= {"compacted", "rebuilt"}, [r.to_dict() for r in results]
     assert any(r.action == "compacted" for r in results)
+    assert engine in {r.engine for r in results}, [r.to_dict() for r in results]
     _check(spark, t, path, "after compact")
     _append_specials(spark, path)
-    results = t.refresh(spark=spark, policy=RefreshPolicy(max_deltas=0))
+    results = t.refresh(spark=spark, policy=RefreshPolicy(max_deltas=0, driver_max_mb=mb))
     assert any(r.action == "compacted" for r in results), [r.to_dict() for r in results]
+    assert engine in {r.engine for r in results}, [r.to_dict() for r in results]
     _check(spark, t, path, "after a refresh folding the delta in")

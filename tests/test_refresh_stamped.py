@@ -391,7 +391,7 @@ def test_stamped_delta_equals_the_difference_of_hudi_rs_snapshots(
     if table_type == "cow":
         # both sides are whole base files: compared row by row, only ``k`` read; the
         # writer keeps records in place, so only the changed rows are read out
-        from lakesieve.maintenance.refresh_stamped import _positional_rows, whole_files
+        from lakesieve.maintenance.refresh_stamped import positional_rows, whole_files
         from pyspark.sql.pandas.types import to_arrow_type
 
         arrow_type = to_arrow_type(key_type, timezone="UTC")
@@ -401,7 +401,7 @@ def test_stamped_delta_equals_the_difference_of_hudi_rs_snapshots(
         for unit in plan.stamped_new_units:
             before = old_of[unit.location]
             assert whole_files(before) and whole_files(unit), unit
-            rows = _positional_rows(fmt, before, unit, start.id, end.id, "k", arrow_type)
+            rows = positional_rows(fmt, before, unit, start.id, end.id, "k", arrow_type)
             for keys, sign in rows:
                 read_out += len(keys)
                 for k in keys.to_pylist():
@@ -465,7 +465,7 @@ def test_positional_rows_are_the_difference_of_two_files(
     """
     from collections import Counter
 
-    from lakesieve.maintenance.refresh_stamped import _positional_rows
+    from lakesieve.maintenance.refresh_stamped import positional_rows
     from lakesieve.model import ReadUnit
 
     key_type = pa.string() if as_text else pa.int64()
@@ -483,7 +483,7 @@ def test_positional_rows_are_the_difference_of_two_files(
                 yield pa.record_batch({"k": pa.array(typed(values[i : i + split]), key_type)})
 
     rows = list(
-        _positional_rows(
+        positional_rows(
             _Files(),  # type: ignore[arg-type]
             ReadUnit("loc", "old"),
             ReadUnit("loc", "new"),
@@ -535,7 +535,7 @@ def test_record_ids_are_equal_exactly_when_the_fields_are(
 
 def test_repeated_record_ids_fail_the_stamped_read() -> None:
     """Fields that do not identify records (a repeated id on either side) fail instead of miscounting."""
-    from lakesieve.maintenance.refresh_stamped import _location_rows
+    from lakesieve.maintenance.refresh_stamped import location_rows
     from lakesieve.model import ReadUnit
 
     sides = {
@@ -549,7 +549,7 @@ def test_repeated_record_ids_fail_the_stamped_read() -> None:
             yield pa.record_batch({c: sides[str(unit.base_file)][c] for c in columns})
 
     for old, new in (("old", "new"), ("new", "twice")):
-        rows = _location_rows(
+        rows = location_rows(
             _Files(),  # type: ignore[arg-type]
             ReadUnit("loc", old, log_files=("log",)),
             ReadUnit("loc", new, log_files=("log",)),
@@ -580,9 +580,9 @@ def test_location_sums_equal_the_sums_of_their_rows(
     from collections import Counter
 
     import pyarrow as pa
-    from lakesieve.maintenance.refresh_stamped import _LocationSums
+    from lakesieve.maintenance.refresh_stamped import LocationSums
 
-    sums = _LocationSums(pa.int64(), bound)
+    sums = LocationSums(pa.int64(), bound)
     for i in range(0, len(rows), chunk):
         part = rows[i : i + chunk]
         for sign in (1, -1):

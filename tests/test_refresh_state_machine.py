@@ -13,6 +13,7 @@ CI runs two derandomised runs of five steps per format, the long tier
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import tempfile
@@ -107,17 +108,20 @@ class RefreshMachine(RuleBasedStateMachine):
 
     # ----------------------------------------------------------------- index maintenance
 
-    @rule()
-    def refresh(self) -> None:
+    @rule(on_driver=st.booleans())
+    def refresh(self, on_driver: bool) -> None:
+        """Refresh every index, its changes read on the driver (Arrow) or by Spark jobs."""
         latest = self.table.timeline()[-1]
-        for result in self.table.refresh(spark=self.spark):
+        policy = dataclasses.replace(self.policy, driver_max_mb=256.0 if on_driver else 0.0)
+        for result in self.table.refresh(spark=self.spark, policy=policy):
             assert result.to_instant == latest.id, result
         for definition in self.table.indexes():
             assert definition.latest() is not None and definition.latest().instant == latest.id
 
-    @rule()
-    def compact(self) -> None:
-        self.table.compact(spark=self.spark)
+    @rule(on_driver=st.booleans())
+    def compact(self, on_driver: bool) -> None:
+        policy = dataclasses.replace(self.policy, driver_max_mb=256.0 if on_driver else 0.0)
+        self.table.compact(spark=self.spark, policy=policy)
         for definition in self.table.indexes():
             head = definition.latest()
             assert head is not None and not head.is_delta

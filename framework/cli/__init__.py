@@ -228,6 +228,14 @@ def build_parser() -> argparse.ArgumentParser:
             "(default %(default)s)",
         )
         sp.add_argument(
+            "--max-mb",
+            type=float,
+            default=256.0,
+            help="read and fold the changes on the driver with Arrow, without starting Spark, "
+            "when the columns read of the locations they touch come to at most about this "
+            "many MiB; 0: always Spark (default %(default)g)",
+        )
+        sp.add_argument(
             "--vacuum", action="store_true", help="vacuum after compacting (default: no vacuum)"
         )
     ck = isub.add_parser("check", help="verify the checksum of every index commit and data file")

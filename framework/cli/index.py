@@ -48,7 +48,8 @@ def cmd_index(args: argparse.Namespace) -> int:
             return 0
         print(
             f"built index {desc['name']} ({desc['type']} on {desc['column']}) at instant "
-            f"{desc['instant']}: {desc['size_bytes']} bytes in {time.perf_counter() - started:.1f}s"
+            f"{desc['instant']}: {desc['size_bytes']} bytes in {time.perf_counter() - started:.1f} s "
+            "(Spark start-up included)"
         )
         repaired = desc.get("repaired") or []
         if repaired:
@@ -133,6 +134,7 @@ def _maintain(table: Any, args: argparse.Namespace) -> int:
         max_deltas=args.max_deltas,
         max_delta_rows=args.max_delta_rows,
         max_delta_share=args.max_delta_share,
+        driver_max_mb=args.max_mb,
         vacuum_after_compaction=args.vacuum,
         vacuum_grace_seconds=args.grace_seconds if args.grace_seconds is not None else 3600.0,
     )
@@ -146,7 +148,11 @@ def _maintain(table: Any, args: argparse.Namespace) -> int:
         results = table.compact(args.name, policy=policy, spark_conf=PROGRESS)
     print(
         f"{args.index_cmd} done in {time.perf_counter() - started:.1f} s "
-        "(Spark start-up included when it was needed)",
+        + (
+            "(Spark start-up included)"
+            if any(r.engine == "spark" for r in results)
+            else "(no Spark started)"
+        ),
         file=sys.stderr,
         flush=True,
     )
@@ -170,7 +176,9 @@ def _maintain(table: Any, args: argparse.Namespace) -> int:
                 else ""
             )
             + (f"{r.locations_from_logs} from log files alone, " if r.locations_from_logs else "")
-            + f"{r.seconds:.1f}s{' - ' + r.note if r.note else ''}"
+            + f"{r.seconds:.1f}s"
+            + (f" on {r.engine}" if r.engine else "")
+            + (f" - {r.note}" if r.note else "")
         )
     return 0
 

@@ -255,6 +255,30 @@ class ChecksWrites(Protocol):
 
 
 @runtime_checkable
+class FoldsOnDriver(Protocol):
+    """Optional for an :class:`IndexType`: it folds a small delta into an index without Spark.
+
+    A refresh of a small change computes its delta on the driver
+    (:mod:`lakesieve.maintenance.refresh_local`); when the refresh policy
+    folds the delta chain into a new base, an index type with this method
+    does it in the same process, and no Spark session starts.
+    """
+
+    def apply_delta_arrow(
+        self, index: Any, delta: pa.Table, params: dict[str, Any]
+    ) -> BuiltIndex | None:
+        """The index with ``delta`` folded in, as :meth:`IndexType.apply_delta` would fold it.
+
+        ``delta`` has columns ``key`` (the Arrow type Spark hands the column
+        over in), ``location`` (string) and ``count`` (int64): one row per
+        ``(key, location)`` by Spark's equality (every NaN one key, ``-0.0``
+        equal to ``0.0``, nulls one key), none summing to 0. Return ``None``
+        where this fold needs Spark (the framework then folds with
+        :meth:`IndexType.apply_delta`).
+        """
+
+
+@runtime_checkable
 class MultiPassBuild(Protocol):
     """Optional for an :class:`IndexType`: its build reads the relation ``input_passes`` times.
 

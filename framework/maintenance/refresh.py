@@ -22,6 +22,13 @@ or ``max_delta_rows`` summed rows, refresh **compacts**: the index type folds
 the summed chain into a new base (``IndexType.apply_delta``), or, for a
 type whose ``apply_delta`` answers ``None``, the index is rebuilt at the instant.
 
+**Small changes without Spark.** When the locations a delta reads hold at
+most ``RefreshPolicy.driver_max_mb``, the delta is read and summed on the
+driver with Arrow (:mod:`lakesieve.maintenance.refresh_local`), and a fold
+the policy asks for runs there too where the index type folds on the driver
+(:class:`~lakesieve.contract.protocols.FoldsOnDriver`): such a refresh starts
+no Spark session. Larger changes, and a rebuild, run as Spark jobs.
+
 **Crash safety and concurrency.** Every new state is written as files first
 and becomes visible with one exclusive log commit naming its parent state.
 A refresh killed at any point leaves the previous state (and at worst some
@@ -41,22 +48,24 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from lakesieve.contract import registry
 from lakesieve.errors import CommitConflictError, LakesieveError
 from lakesieve.files.arrow_frame import frame_of
 from lakesieve.files.ipc_files import ipc_size
+from lakesieve.keys.key_order import KeyOrder
 from lakesieve.maintenance.index_build import build_state
+from lakesieve.maintenance.refresh_fold import fold, fold_small, folds_on_driver, stored_rows
+from lakesieve.maintenance.refresh_local import delta_schema, driver_bytes, local_delta
 from lakesieve.maintenance.refresh_plan import DeltaPlan, DeltaRows, plan_delta, summed_frame
 from lakesieve.maintenance.vacuum import vacuum
 from lakesieve.model import BuiltIndex, Instant
 from lakesieve.query.overlay import DELTA_COLUMNS, DELTA_FILE
 from lakesieve.query.planner import LakesieveWarning
-from lakesieve.spark.session import get_spark
+from lakesieve.spark.session import SessionOnDemand
 from lakesieve.store.index_log import IndexDefinition, IndexState, LogSnapshot, add_state_action
 from lakesieve.store.index_state import TableIndexes
 
 if TYPE_CHECKING:
-    from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql import SparkSession
 
 
 @dataclass(frozen=True)
@@ -73,6 +82,10 @@ class RefreshPolicy:
             compacts on bytes.
         vacuum_after_compaction: run vacuum after each compaction.
         vacuum_grace_seconds: files no state names are kept this long.
+        driver_max_mb: a delta whose reads come to at most about this many
+            MiB (the columns it reads of the locations it touches) is read on
+            the driver with Arrow, and folded there where the index type can:
+            no Spark session starts (0: always Spark).
     """
 
     max_deltas: int = 8
@@ -80,6 +93,7 @@ class RefreshPolicy:
     max_delta_share: float = 0.2
     vacuum_after_compaction: bool = False
     vacuum_grace_seconds: float = 3600.0
+    driver_max_mb: float = 256.0
 
     def __post_init__(self) -> None:
         if self.max_deltas < 0:
@@ -92,6 +106,10 @@ class RefreshPolicy:
             raise LakesieveError(
                 f"refresh option max_delta_share must be a number >= 0 (inf: never), got {self.max_delta_share}"
             )
+        if math.isnan(self.driver_max_mb) or self.driver_max_mb < 0:
+            raise LakesieveError(
+                f"refresh option driver_max_mb must be a number >= 0 (0: always Spark), got {self.driver_max_mb}"
+            )
         if not math.isfinite(self.vacuum_grace_seconds) or self.vacuum_grace_seconds < 0:
             raise LakesieveError(
                 f"refresh option vacuum_grace_seconds must be a finite number >= 0, got {self.vacuum_grace_seconds}"
@@ -100,7 +118,11 @@ class RefreshPolicy:
 
 @dataclass
 class RefreshResult:
-    """What a refresh or compaction did to one index."""
+    """What a refresh or compaction did to one index.
+
+    ``engine`` says where the work ran: ``"driver"`` (Arrow, no Spark job),
+    ``"spark"``, or ``""`` when there was nothing to do.
+    """
 
     index: str
     action: str
@@ -116,6 +138,7 @@ class RefreshResult:
     seconds: float = 0.0
     retries: int = 0
     note: str = ""
+    engine: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form."""
@@ -124,6 +147,10 @@ class RefreshResult:
 
 class _HeadMoved(Exception):
     """Another writer committed a new state for the index meanwhile."""
+
+
+def _on_demand(spark: SparkSession | SessionOnDemand | None) -> SessionOnDemand:
+    return spark if isinstance(spark, SessionOnDemand) else SessionOnDemand(spark)
 
 
 # --------------------------------------------------------------------------- deltas
@@ -147,19 +174,6 @@ def delta_frame(
     return rows
 
 
-def _stored_deltas(table: TableIndexes, chain: list[IndexState]) -> list[pa.Table]:
-    out = []
-    for state in chain[1:]:
-        files = table.store.read_files(state)
-        if DELTA_FILE in files:
-            out.append(files[DELTA_FILE].select(list(DELTA_COLUMNS)))
-    return out
-
-
-def _stored_rows(chain: list[IndexState]) -> int:
-    return sum(f.rows for s in chain[1:] for f in s.files)
-
-
 def _over_share(chain: list[IndexState], new_bytes: int, policy: RefreshPolicy) -> bool:
     """Whether the chain's deltas plus ``new_bytes`` would pass ``max_delta_share`` of its base."""
     stored = sum(s.size_bytes for s in chain[1:])
@@ -167,51 +181,6 @@ def _over_share(chain: list[IndexState], new_bytes: int, policy: RefreshPolicy) 
 
 
 # --------------------------------------------------------------------------- new states
-
-
-def _fold(
-    table: TableIndexes,
-    spark: SparkSession,
-    definition: IndexDefinition,
-    chain: list[IndexState],
-    extra: DataFrame | None,
-    target: Instant,
-    rebuild: bool = True,
-) -> tuple[BuiltIndex | None, str]:
-    """A new base at ``target``: the chain's base with every delta folded in (or a rebuild).
-
-    Without ``rebuild``, an index type that cannot fold in place
-    (``apply_delta`` answers ``None``) gets ``None`` instead of a rebuild.
-    """
-    from pyspark.sql import functions as F
-
-    base_obj = table.load(definition, chain[0])
-    parts: list[DataFrame] = []
-    stored = _stored_deltas(table, chain)
-    if stored:
-        parts.append(frame_of(spark, pa.concat_tables(stored, promote_options="default")))
-    if extra is not None:
-        parts.append(extra)
-    if parts:
-        union = parts[0]
-        for p in parts[1:]:
-            union = union.unionByName(p)
-        delta = union.groupBy("key", "location").agg(F.sum("count").cast("long").alias("count"))
-        delta = delta.where(F.col("count") != 0)
-    else:
-        delta = spark.createDataFrame([], "key string, location string, count long")
-    built = registry.index_type(definition.type).apply_delta(
-        spark, base_obj, delta, definition.params
-    )
-    if built is None:
-        if not rebuild:
-            return None, "delta"
-        return build_state(table, definition, target, spark), "rebuilt"
-    if not isinstance(built, BuiltIndex):
-        raise LakesieveError(
-            f"index type {definition.type!r} returned {type(built).__name__} from apply_delta"
-        )
-    return built, "compacted"
 
 
 def _commit_state(
@@ -262,7 +231,7 @@ def _discard(table: TableIndexes, name: str, state_id: str) -> None:
 def refresh_index(
     table: TableIndexes,
     name: str,
-    spark: SparkSession | None,
+    spark: SparkSession | SessionOnDemand | None,
     policy: RefreshPolicy,
     target: Instant,
     line: list[Instant],
@@ -270,10 +239,13 @@ def refresh_index(
 ) -> RefreshResult:
     """Bring one index to ``target``; see the module docstring.
 
-    ``spark`` may be ``None``: an index already at ``target`` needs no
-    session, and one is started only when there is something to read.
+    ``spark`` may be ``None`` or a :class:`SessionOnDemand`: an index already
+    at ``target``, or whose change is small enough for the driver, needs no
+    session, and one is started only when a step needs Spark.
     """
     started = time.perf_counter()
+    sessions = _on_demand(spark)
+    asked = sessions.asked
     on_timeline = {i.id for i in line}
     for attempt in range(attempts):
         definition = table.index(name)
@@ -287,7 +259,6 @@ def refresh_index(
         if head.instant_sort_key >= target.sort_key:
             result.chain_length = len(definition.chain(head)) - 1
             return result
-        spark = spark or get_spark()
         plan: DeltaPlan | None = None
         try:
             if head.instant not in on_timeline:
@@ -295,7 +266,12 @@ def refresh_index(
             chain = definition.chain(head)
             start = next(i for i in line if i.id == head.instant)
             plan = plan_delta(table, definition.column, start, target)
-            delta = delta_frame(table, spark, definition.column, start, target, plan)
+            small = _small(table, plan, target, policy)
+            delta = _driver_delta(table, definition, start, target, plan) if small else None
+            if delta is None:
+                if small:  # the driver's read moved change data locations: plan again
+                    plan = plan_delta(table, definition.column, start, target)
+                delta = delta_frame(table, sessions.get(), definition.column, start, target, plan)
             result.locations_read = plan.locations_read
             result.locations_skipped_in_place = plan.skipped_in_place
             result.locations_stamped = plan.locations_stamped
@@ -317,7 +293,7 @@ def refresh_index(
                     table,
                     name,
                     head,
-                    build_state(table, definition, target, spark),
+                    build_state(table, definition, target, sessions.get()),
                     target,
                     "base",
                     None,
@@ -328,6 +304,7 @@ def refresh_index(
                 "rebuilt",
                 str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
             )
+            result.engine = "spark"
             result.seconds = time.perf_counter() - started
             return result
         collected = delta.table if delta is not None else None
@@ -342,7 +319,7 @@ def refresh_index(
             # past max_deltas or max_delta_rows the chain is folded, by a rebuild if need
             # be; past max_delta_share only where the index type folds in place
             must = (
-                deltas + 1 > policy.max_deltas or _stored_rows(chain) + rows > policy.max_delta_rows
+                deltas + 1 > policy.max_deltas or stored_rows(chain) + rows > policy.max_delta_rows
             )
             got = collected
             if not must and got is None and cached is not None and rows:
@@ -355,8 +332,15 @@ def refresh_index(
             )
             built: BuiltIndex | None = None
             if must or may:
-                extra = cached if collected is None else frame_of(spark, collected)
-                built, how = _fold(table, spark, definition, chain, extra, target, rebuild=must)
+                built, how = None, "delta"
+                whole = collected if collected is not None else got
+                if cached is None or whole is not None:  # the whole new delta is on the driver
+                    built, how = fold_small(table, definition, chain, whole, policy.driver_max_mb)
+                if built is None and (must or not folds_on_driver(definition)):
+                    extra = cached if collected is None else frame_of(sessions.get(), collected)
+                    built, how = fold(
+                        table, sessions.get(), definition, chain, extra, target, rebuild=must
+                    )
             if built is not None:
                 try:
                     _commit_state(table, name, head, built, target, "base", None)
@@ -381,6 +365,7 @@ def refresh_index(
                 cached.unpersist()
             for held in plan.held:
                 held.unpersist()
+        result.engine = "spark" if sessions.asked > asked else "driver"
         result.seconds = time.perf_counter() - started
         return result
     raise CommitConflictError(
@@ -388,19 +373,60 @@ def refresh_index(
     )
 
 
+def _small(table: TableIndexes, plan: DeltaPlan, end: Instant, policy: RefreshPolicy) -> bool:
+    """Whether the policy reads ``plan`` on the driver (:func:`~lakesieve.maintenance.refresh_local.driver_bytes`)."""
+    if policy.driver_max_mb <= 0:
+        return False
+    try:
+        width = len(table.view.fmt.schema(end.id).names)
+    except Exception:  # the Spark path needs no width
+        return False
+    return driver_bytes(plan, width) <= policy.driver_max_mb * 2**20
+
+
+def _driver_delta(
+    table: TableIndexes,
+    definition: IndexDefinition,
+    start: Instant,
+    end: Instant,
+    plan: DeltaPlan,
+) -> DeltaRows | None:
+    """The delta read on the driver (``plan`` is small enough); ``None``: read it with Spark.
+
+    A read that fails here (a type the driver cannot cast, a file a plugin
+    reads only in Spark) is left to the Spark path, with a warning.
+    """
+    try:
+        key_type = KeyOrder.of(definition.key_type, definition.type).arrow_type()
+        rows = local_delta(table, definition.column, key_type, start, end, plan)
+    except Exception as exc:
+        warnings.warn(
+            f"index {definition.name!r} on table {table.path}: changes since {start.id} cannot be "
+            f"read on the driver ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); "
+            "reading them with Spark",
+            LakesieveWarning,
+            stacklevel=3,
+        )
+        return None
+    return DeltaRows(table=rows if rows is not None else delta_schema(key_type).empty_table())
+
+
 def compact_index(
     table: TableIndexes,
     name: str,
-    spark: SparkSession | None,
+    spark: SparkSession | SessionOnDemand | None,
     policy: RefreshPolicy,
     attempts: int = 8,
 ) -> RefreshResult:
     """Fold the newest state's delta chain into a new base at the same instant.
 
-    ``spark`` may be ``None``: an index whose newest state is a base needs no
-    session (one is started if a delta appears meanwhile).
+    ``spark`` may be ``None`` or a :class:`SessionOnDemand`: an index whose
+    newest state is a base needs no session, nor one whose deltas the index
+    type folds on the driver (within the policy's ``driver_max_mb``).
     """
     started = time.perf_counter()
+    sessions = _on_demand(spark)
+    asked = sessions.asked
     for attempt in range(attempts):
         definition = table.index(name)
         head = definition.latest()
@@ -415,16 +441,22 @@ def compact_index(
             return result
         chain = definition.chain(head)
         target = Instant(head.instant_sort_key, head.instant)
-        spark = spark or get_spark()
-        built, how = _fold(table, spark, definition, chain, None, target)
+        stored = sum(s.size_bytes for s in chain[1:])
+        built: BuiltIndex | None = None
+        how = "compacted"
+        if stored <= policy.driver_max_mb * 2**20:
+            built, how = fold_small(table, definition, chain, None, policy.driver_max_mb)
+        if built is None:
+            built, how = fold(table, sessions.get(), definition, chain, None, target)
         assert built is not None  # a rebuild where the type cannot fold in place
         try:
             _commit_state(table, name, head, built, target, "base", None)
         except _HeadMoved:
             continue
-        result.action, result.delta_rows = how, _stored_rows(chain)
+        result.action, result.delta_rows = how, stored_rows(chain)
         if policy.vacuum_after_compaction:
             vacuum(table, policy.vacuum_grace_seconds)
+        result.engine = "spark" if sessions.asked > asked else "driver"
         result.seconds = time.perf_counter() - started
         return result
     raise CommitConflictError(f"index {name!r} on table {table.path}: compaction kept losing races")

@@ -217,7 +217,7 @@ def logs_only(
     )
 
 
-def _unimage(plan: DeltaPlan) -> None:
+def unimage(plan: DeltaPlan) -> None:
     """Send the imaged locations to the stamped path where they qualify, else to the general one."""
     stamped = plan.image_stamped
     if any(u.location in stamped for u in plan.imaged_new_units):
@@ -246,7 +246,7 @@ def image_changes(
     if not plan.images:
         return [], None, None
     if not plan.imaged_new_units:  # nothing left at ``end`` to learn the column's type from
-        _unimage(plan)
+        unimage(plan)
         return [], None, None
     fmt = table.view.fmt
     frame: DataFrame | None = None
@@ -256,7 +256,7 @@ def image_changes(
         key_type = fmt.read(spark, plan.imaged_new_units[:1], end.id, False).schema[column].dataType
         frame = fmt.read_change_images(spark, plan.images, column, key_type)
         if frame is None:
-            _unimage(plan)
+            unimage(plan)
             return [], None, None
         records = [img.records for img in plan.images.values()]
         known = [r for r in records if r is not None]
@@ -276,7 +276,7 @@ def image_changes(
             LakesieveWarning,
             stacklevel=2,
         )
-        _unimage(plan)
+        unimage(plan)
         return [], None, None
 
 

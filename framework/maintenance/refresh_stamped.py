@@ -13,7 +13,7 @@ anything crosses into the JVM:
 
 Where both sides of a location are whole base files (no log or delete
 files) and the task sums its rows, the two files are instead compared row by
-row with only the column read (:func:`_positional_rows`): as multisets, the
+row with only the column read (:func:`positional_rows`): as multisets, the
 rows at ``end`` minus those at ``start`` are ``+new[i] - old[i]`` over every
 position, and the positions holding the same value cancel. That is exact
 for any two files; it is cheap when the writer left each unchanged record
@@ -122,15 +122,15 @@ def _paired_rows(
             old = pickle.loads(row["old"]) if row["old"] is not None else None
             new = pickle.loads(row["new"])
             parts = (
-                _positional_rows(fmt, old, new, start, end, column, key_type)
+                positional_rows(fmt, old, new, start, end, column, key_type)
                 if summed and old is not None and whole_files(old) and whole_files(new)
-                else _location_rows(
+                else location_rows(
                     fmt, old, new, start, end, (rid, wtime, column), key_type, pair_ids, id_fields
                 )
             )
             out: Iterator[pa.RecordBatch]
             if summed:
-                sums = _LocationSums(key_type, pair_ids)
+                sums = LocationSums(key_type, pair_ids)
                 for keys, sign in parts:
                     sums.add(keys, sign)
                 keys, counts = sums.result()
@@ -156,7 +156,7 @@ def _over_limit(key_type: pa.DataType) -> pa.RecordBatch:
     )
 
 
-def _location_rows(
+def location_rows(
     fmt: TableFormat,
     old: ReadUnit | None,
     new: ReadUnit,
@@ -202,7 +202,7 @@ def whole_files(unit: ReadUnit) -> bool:
     return unit.base_file is not None and not unit.log_files and not unit.delete_files
 
 
-def _positional_rows(
+def positional_rows(
     fmt: TableFormat,
     old: ReadUnit,
     new: ReadUnit,
@@ -323,7 +323,7 @@ def _distinct(ids: pa.Array, what: str) -> None:
         raise ValueError(f"record ids of {what} repeat within a location: not record ids")
 
 
-class _LocationSums:
+class LocationSums:
     """Running sums of one location's signed keys, folded whenever ``bound`` rows are pending.
 
     Held rows stay below the location's distinct changed keys plus ``bound``.

@@ -409,4 +409,5 @@ def refresh_broken(
         target.id,
         seconds=time.perf_counter() - started,
         note=f"was broken ({problem}); {len(removed)} broken state(s) removed",
+        engine="spark",
     )

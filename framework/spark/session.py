@@ -451,3 +451,23 @@ def stop_spark() -> None:
         if _session is not None:
             _session.stop()
             _session = None
+
+
+class SessionOnDemand:
+    """The Spark session of a maintenance run, started the first time a step needs it.
+
+    ``asked`` counts the steps that needed it, so a result can say whether
+    its work ran on Spark.
+    """
+
+    def __init__(self, spark: SparkSession | None = None, conf: dict[str, str] | None = None):
+        self._spark = spark
+        self._conf = conf
+        self.asked = 0
+
+    def get(self) -> SparkSession:
+        """The session, started now (with the run's configuration) if need be."""
+        self.asked += 1
+        if self._spark is None:
+            self._spark = get_spark(conf=self._conf)
+        return self._spark

@@ -49,7 +49,11 @@ Spark on every query, which keeps it usable for Spark-free property tests.
     ``exact_answers`` exactly those, and with ``delta_matches_rebuild`` the
     same answers as a fresh build on the changed relation. Its deterministic
     example adds every special value through the delta (the path a refresh
-    takes). Skipped, with the reason, for an index type that does not
+    takes). An index type that also folds on the driver
+    (:class:`~lakesieve.contract.protocols.FoldsOnDriver`) gets the same
+    delta, summed per (key, location) as the framework hands it over, through
+    ``apply_delta_arrow``, and its answers are held to the same checks.
+    Skipped, with the reason, for an index type that does not
     implement ``apply_delta`` (answers ``None``): the framework rebuilds those
     instead.
 (e) ``test_apply_delta_empty_changes_no_answer``: an empty delta — typed
@@ -107,7 +111,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from lakesieve.contract import registry
-from lakesieve.contract.protocols import IndexType
+from lakesieve.contract.protocols import FoldsOnDriver, IndexType
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
 from lakesieve.keys.mapping import KeyKind, parse_key_type
 from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
@@ -867,6 +871,44 @@ class IndexContract:
         copy, _ = ipc_round_trip(changed)
         return self.load(copy)
 
+    def _applied_on_driver(
+        self,
+        index: Any,
+        key_type: str,
+        delta: list[tuple[Any, str, int]],
+        params: dict[str, Any],
+        probes: list[KeyQuery],
+    ) -> Any:
+        """Fold ``delta`` with ``apply_delta_arrow`` (``None`` where the type has none or declines).
+
+        The delta is summed per (key, location) by Spark's equality, zeros
+        dropped (:func:`summed_delta`), as the framework hands it over; the
+        result is checked to leave ``index`` as it was and loaded through
+        Arrow IPC.
+        """
+        itype = self.index_object()
+        if not isinstance(itype, FoldsOnDriver):
+            return None
+        summed = summed_delta(delta)
+        table = pa.table(
+            {
+                "key": pa.array([k for k, _, _ in summed], _arrow_type(key_type)),
+                "location": pa.array([loc for _, loc, _ in summed], pa.string()),
+                "count": pa.array([n for _, _, n in summed], pa.int64()),
+            }
+        )
+        before = [self.lookup(index, q).locations for q in probes]
+        changed = itype.apply_delta_arrow(index, table, params)
+        if changed is None:
+            return None
+        assert isinstance(changed, BuiltIndex), (
+            f"apply_delta_arrow returned {type(changed).__name__}"
+        )
+        after = [self.lookup(index, q).locations for q in probes]
+        assert after == before, "apply_delta_arrow changed the index it was given"
+        copy, _ = ipc_round_trip(changed)
+        return self.load(copy)
+
     # ----------------------------------------------------------- drawing
 
     def _draw_rows(self, data: st.DataObject, key_type: str) -> list[Row]:
@@ -1041,11 +1083,21 @@ class IndexContract:
             frame = self.delta_frame(contract_spark, key_type, delta)
             updated = self._applied(contract_spark, index, frame, params, queries)
             answers = self._check_answers(updated, truths, queries, "after apply_delta")
+            folded = self._applied_on_driver(index, key_type, delta, params, queries)
+            driver = (
+                self._check_answers(folded, truths, queries, "after apply_delta_arrow")
+                if folded is not None
+                else None
+            )
             if self.delta_matches_rebuild:
                 rebuilt = self.load(self.build(contract_spark, key_type, after, params))
-                for query, got in zip(queries, answers, strict=True):
+                for i, (query, got) in enumerate(zip(queries, answers, strict=True)):
                     fresh = self.lookup(rebuilt, query).locations
                     assert got == fresh, f"{query}: {got} after apply_delta, {fresh} rebuilt"
+                    if driver is not None:
+                        assert driver[i] == fresh, (
+                            f"{query}: {driver[i]} after apply_delta_arrow, {fresh} rebuilt"
+                        )
 
         base = [(v, f"part=0/special-{i % 2}") for i, v in enumerate(self.specials(key_type)[:2])]
         added = self.special_rows(key_type, "part=9/added") + [

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from lakesieve.indexes.bloom.build import filters_spark
+from lakesieve.indexes.bloom.build import filter_rows_local, filters_spark
 from lakesieve.indexes.bloom.lookup import BloomIndex
 from lakesieve.indexes.bloom.params import parse_bloom_options
 from lakesieve.indexes.bloom.storage import to_built
@@ -55,6 +55,30 @@ def apply_delta(
         F.col("count").cast("bigint").alias("cnt"),
     )
     return merge_changes(index, filters_spark(counted, index.key_type, full, shapes), full)
+
+
+def apply_delta_arrow(index: BloomIndex, delta: pa.Table, params: Mapping[str, Any]) -> BuiltIndex:
+    """:func:`apply_delta` computed in-process, for a summed delta already on the driver.
+
+    Args:
+        index: the loaded index.
+        delta: ``key``, ``location``, ``count`` rows, one per ``(key, location)``
+            by Spark's equality (the refresh sums them so).
+        params: build parameters (the index's own when empty).
+    """
+    full = parse_bloom_options(params or index.params)
+    locations = delta.column("location").combine_chunks().cast(pa.string())
+    if locations.null_count:
+        raise ValueError("the delta has rows with a null location")
+    rows = filter_rows_local(
+        delta.column("key").combine_chunks(),
+        locations.to_pylist(),
+        np.asarray(delta.column("count").combine_chunks().cast(pa.int64()), dtype=np.int64),
+        index.key_type,
+        full,
+        filter_shapes(index),
+    )
+    return merge_changes(index, rows, full)
 
 
 def filter_shapes(index: BloomIndex) -> dict[str, tuple[int, int]]:

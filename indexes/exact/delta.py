@@ -88,9 +88,20 @@ def apply_delta(
         files a Spark build writes (format 3): a driver merge would store them
         as Arrow, several times larger, so compaction writes what a build does.
     """
+    if not folds_on_driver(index):
+        return None
+    return merge_changes(index, summed_delta(delta), params)
+
+
+def folds_on_driver(index: Any) -> bool:
+    """Whether a delta is folded into ``index`` on the driver (else Spark rebuilds it).
+
+    Not for ORC partitions (a driver merge would store them as Arrow, several
+    times larger) nor past :data:`DRIVER_COMPACTION_PAIRS` pairs.
+    """
     if isinstance(index, PartitionedExactIndex) and index.codes is not None:
         log.info("exact index of ORC partitions: rebuilt by Spark, as a build writes it")
-        return None
+        return False
     pairs = int(index.describe()["entries"])
     if pairs > DRIVER_COMPACTION_PAIRS:
         log.info(
@@ -98,8 +109,32 @@ def apply_delta(
             pairs,
             DRIVER_COMPACTION_PAIRS,
         )
+        return False
+    return True
+
+
+def apply_delta_arrow(index: Any, delta: pa.Table, params: Mapping[str, Any]) -> BuiltIndex | None:
+    """:func:`apply_delta` for a summed delta already on the driver; ``None`` where Spark rebuilds.
+
+    Args:
+        index: the loaded index.
+        delta: ``key``, ``location``, ``count`` rows, one per ``(key, location)``
+            by Spark's equality, none 0.
+        params: build parameters (the exact index has none).
+    """
+    if not folds_on_driver(index):
         return None
-    return merge_changes(index, summed_delta(delta), params)
+    locations = delta.column("location").combine_chunks().cast(pa.string())
+    if locations.null_count:
+        raise ValueError("the delta has rows with a null location")
+    changes = pa.table(
+        {
+            "key": delta.column("key").combine_chunks(),
+            "location": locations,
+            "cnt": delta.column("count").combine_chunks().cast(pa.int64()),
+        }
+    )
+    return merge_changes(index, changes, params)
 
 
 def merge_changes(index: Any, changes: pa.Table, params: Mapping[str, Any]) -> BuiltIndex:

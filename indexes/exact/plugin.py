@@ -17,6 +17,7 @@ from lakesieve.indexes.exact.params import INDEX_TYPE, parse_exact_options
 from lakesieve.keys.key_order import KeyOrder
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from lakesieve.contract.protocols import IndexType
     from lakesieve.model import BuiltIndex
     from pyspark.sql import DataFrame, SparkSession
@@ -59,6 +60,14 @@ class ExactIndexType(IndexTypeBase):
         from lakesieve.indexes.exact.delta import apply_delta
 
         return apply_delta(spark, index, delta, params or {})
+
+    def apply_delta_arrow(
+        self, index: Any, delta: pa.Table, params: dict[str, Any]
+    ) -> BuiltIndex | None:
+        """Fold a summed delta on the driver; ``None`` for ORC partitions or past the driver's pair limit."""
+        from lakesieve.indexes.exact.delta import apply_delta_arrow
+
+        return apply_delta_arrow(index, delta, params or {})
 
 
 @hookimpl

@@ -17,6 +17,7 @@ from lakesieve.indexes.sieve.params import INDEX_TYPE, parse_options
 from lakesieve.keys.mapping import parse_key_type
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from lakesieve.contract.protocols import IndexType
     from lakesieve.model import BuiltIndex
     from pyspark.sql import DataFrame, SparkSession
@@ -60,6 +61,22 @@ class SieveIndexType(IndexTypeBase):
         from lakesieve.indexes.sieve.delta import apply_delta
 
         return apply_delta(spark, index, delta, params or {})
+
+    def apply_delta_arrow(
+        self, index: Any, delta: pa.Table, params: dict[str, Any]
+    ) -> BuiltIndex | None:
+        """Fold a summed delta on the driver (:func:`~lakesieve.indexes.sieve.delta.apply_delta_local`)."""
+        import numpy as np
+        import pyarrow as pa
+        from lakesieve.indexes.sieve.delta import apply_delta_local
+
+        return apply_delta_local(
+            index,
+            delta.column("key"),
+            delta.column("location").combine_chunks().cast(pa.string()),
+            np.asarray(delta.column("count").combine_chunks().cast(pa.int64()), dtype=np.int64),
+            params or {},
+        )
 
 
 @hookimpl

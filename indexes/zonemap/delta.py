@@ -85,6 +85,63 @@ def apply_delta(
     return merge_changes(index, changes, full)
 
 
+def apply_delta_arrow(
+    index: ZoneMapIndex, delta: pa.Table, params: Mapping[str, Any]
+) -> BuiltIndex:
+    """:func:`apply_delta` computed in-process, for a summed delta already on the driver.
+
+    Per location: the minimum and maximum of the keys added (``count > 0``)
+    in Spark's order (the comparison forms of
+    :class:`~lakesieve.keys.key_order.KeyOrder`: NaN above every number,
+    strings by UTF-8 bytes), the net rows and the net rows with a null key.
+
+    Args:
+        index: the loaded zone map.
+        delta: ``key``, ``location``, ``count`` rows (summed or not).
+        params: build parameters (the index's own when empty).
+    """
+    full = parse_zonemap_options(params or index.params)
+    key_type = index.zones.schema.field("min").type
+    keys = delta.column("key").combine_chunks().cast(key_type)
+    locations = delta.column("location").combine_chunks().cast(pa.string())
+    if locations.null_count:
+        raise ValueError("the delta has rows with a null location")
+    counts = np.asarray(delta.column("count").combine_chunks().cast(pa.int64()), dtype=np.int64)
+    names = sorted(set(locations.to_pylist()))
+    at = {name: i for i, name in enumerate(names)}
+    loc_ids = np.array([at[n] for n in locations.to_pylist()], dtype=np.int64)
+    valid = np.asarray(keys.is_valid(), dtype=bool)
+    forms = index.order.array(keys)
+    rows = np.zeros(len(names), dtype=np.int64)
+    nulls = np.zeros(len(names), dtype=np.int64)
+    np.add.at(rows, loc_ids, counts)
+    np.add.at(nulls, loc_ids[~valid], counts[~valid])
+    lows: list[int | None] = []
+    highs: list[int | None] = []
+    for i in range(len(names)):
+        added = np.flatnonzero((loc_ids == i) & valid & (counts > 0)).tolist()
+        ranked = sorted(added, key=lambda r: forms[r])
+        lows.append(ranked[0] if ranked else None)
+        highs.append(ranked[-1] if ranked else None)
+
+    def picked(at_rows: list[int | None]) -> pa.Array:
+        some = [r for r in at_rows if r is not None]
+        chosen = keys.take(pa.array(some, pa.int64())).to_pylist()
+        it = iter(chosen)
+        return pa.array([None if r is None else next(it) for r in at_rows], key_type)
+
+    changes = pa.table(
+        {
+            "location": pa.array(names, pa.string()),
+            "min": picked(lows),
+            "max": picked(highs),
+            "rows": pa.array(rows, pa.int64()),
+            "nulls": pa.array(nulls, pa.int64()),
+        }
+    )
+    return merge_changes(index, changes, full)
+
+
 def merge_changes(index: ZoneMapIndex, changes: pa.Table, params: Mapping[str, Any]) -> BuiltIndex:
     """The zone map with per-location changes folded in (the driver half of :func:`apply_delta`).
 

@@ -74,6 +74,8 @@ class Tally:
     refusals: list[str] = field(default_factory=list)
     changes: int = 0
     refreshed: int = 0
+    #: indexes refreshed by a delta, per engine ("driver": Arrow, no Spark job; "spark")
+    engines: Counter[str] = field(default_factory=Counter)
     stale: int = 0
     stale_pruned: int = 0
     pruned: int = 0
@@ -136,12 +138,20 @@ class Case:
         self.history += [m.kind for m in mutations]
         if refresh:
             self.history.append("refresh")
-            # deltas kept however small the base: the share exercises the delta overlay
-            refreshed = self.table.refresh(
-                spark=self.spark, policy=RefreshPolicy(max_delta_share=math.inf)
-            )
+            # deltas kept however small the base: the share exercises the delta overlay;
+            # every other index's changes are read on the driver (Arrow), the rest by
+            # Spark jobs, starting with the one or the other by format, so that each
+            # index type meets both engines over the formats
+            refreshed = []
+            first = sum(map(ord, self.fmt)) % 2
+            for i, definition in enumerate(self.table.indexes()):
+                mb = 256.0 if (i + first) % 2 == 0 else 0.0
+                policy = RefreshPolicy(max_delta_share=math.inf, driver_max_mb=mb)
+                refreshed += self.table.refresh(definition.name, spark=self.spark, policy=policy)
             # indexes brought up to date by a delta (not rebuilt, not skipped)
-            self.tally.refreshed += sum(r.action in ("delta", "compacted") for r in refreshed)
+            by_delta = [r for r in refreshed if r.action in ("delta", "compacted")]
+            self.tally.refreshed += len(by_delta)
+            self.tally.engines.update(r.engine for r in by_delta)
             # locations whose refresh read their change data files (hudi-cow-cdc)
             self.tally.from_change_data += sum(r.locations_from_change_data for r in refreshed)
             # locations whose rows written since the index were read from log files alone (hudi-mor)

@@ -1,0 +1,201 @@
+"""A small refresh computed on the driver with Arrow: no Spark session, no Spark job.
+
+A refresh after a small commit spends most of its time starting Spark and
+scheduling a handful of tiny jobs. When the locations a delta must read hold
+at most ``RefreshPolicy.driver_max_mb``, :func:`local_delta` reads them here,
+through the format plugin's ``read_unit`` (the same calls the stamped tasks
+of :mod:`lakesieve.maintenance.refresh_stamped` make in Spark's workers), and
+sums the signed keys per ``(key, location)`` itself:
+
+* the general path's locations: every row at ``start`` (``-1``) and at
+  ``end`` (``+1``);
+* the stamped locations: the rows written since ``start`` and the previous
+  versions of their records, or the two base files compared row by row,
+  exactly as a stamped task reads them;
+* locations with change data files go to one of those two paths (the
+  plugin reads change data through Spark).
+
+The sums follow Spark's equality for keys (:func:`spark_sums`): every NaN is
+one key and ``-0.0`` is ``0.0`` (Spark's ``groupBy`` normalizes floating
+point keys the same way); nulls are one key. So the delta is the one the
+Spark path computes, row for row, and it is stored or folded the same way
+(an index type folds it on the driver when it implements
+:class:`~lakesieve.contract.protocols.FoldsOnDriver`).
+
+Each location is summed on its own, so the memory held is one location's
+distinct changed keys (plus the record ids of its changed rows), whatever
+the number of locations.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Sequence
+
+import pyarrow as pa
+import pyarrow.compute as pc
+from lakesieve.maintenance.refresh_plan import DeltaPlan, unimage
+from lakesieve.maintenance.refresh_stamped import (
+    PAIR_IDS,
+    LocationSums,
+    location_rows,
+    positional_rows,
+    whole_files,
+)
+from lakesieve.model import Instant, ReadUnit
+from lakesieve.query.overlay import DELTA_COLUMNS
+from lakesieve.store.index_state import TableIndexes
+
+__all__ = ["delta_schema", "driver_bytes", "local_delta", "spark_keys", "spark_sums"]
+
+
+def delta_schema(key_type: pa.DataType) -> pa.Schema:
+    """The schema of a stored delta: ``key``, ``location`` (string), ``count`` (int64)."""
+    return pa.schema([("key", key_type), ("location", pa.string()), ("count", pa.int64())])
+
+
+def driver_bytes(plan: DeltaPlan, width: int) -> int:
+    """About the bytes a driver read of ``plan`` decodes: the units' bytes, scaled to the columns read.
+
+    A unit's ``size_bytes`` counts every column of its files; a delta reads
+    one column of the general path's units and at most three (record id,
+    write time, the column) of the stamped ones, out of the table's
+    ``width`` columns (Parquet reads columns apart). Change data locations
+    count as stamped ones, which they become on the driver.
+    """
+    share = 1.0 / max(1, width)
+    whole = plan.old_units + plan.new_units
+    stamped = (
+        plan.stamped_old_units
+        + plan.stamped_new_units
+        + plan.imaged_old_units
+        + plan.imaged_new_units
+    )
+    size = sum(max(0, int(u.size_bytes or 0)) * share for u in whole)
+    size += sum(max(0, int(u.size_bytes or 0)) * min(1.0, 3 * share) for u in stamped)
+    return int(size)
+
+
+def spark_keys(keys: pa.Array) -> pa.Array:
+    """``keys`` with the floating-point values Spark groups together made one value.
+
+    Every NaN becomes the one canonical NaN and ``-0.0`` becomes ``0.0``,
+    as Spark normalizes grouping keys; other types are returned as they are.
+    """
+    if not pa.types.is_floating(keys.type):
+        return keys
+    nan = pa.scalar(math.nan, keys.type)
+    zero = pa.scalar(0.0, keys.type)
+    out = pc.if_else(pc.is_nan(keys), nan, keys)
+    return pc.if_else(pc.equal(out, zero), zero, out)
+
+
+def spark_sums(parts: Iterable[pa.Table], key_type: pa.DataType) -> pa.Table:
+    """Signed ``(key, location, count)`` rows summed per ``(key, location)`` by Spark's equality.
+
+    Pairs summing to 0 are left out. Every part's keys are cast to
+    ``key_type`` first.
+    """
+    schema = delta_schema(key_type)
+    tables = [
+        pa.table(
+            [
+                spark_keys(t.column("key").combine_chunks().cast(key_type)),
+                t.column("location").combine_chunks().cast(pa.string()),
+                t.column("count").combine_chunks().cast(pa.int64()),
+            ],
+            schema=schema,
+        )
+        for t in parts
+        if t.num_rows
+    ]
+    if not tables:
+        return schema.empty_table()
+    rows = pa.concat_tables(tables)
+    summed = rows.group_by(["key", "location"], use_threads=False).aggregate([("count", "sum")])
+    summed = summed.filter(pc.not_equal(summed.column("count_sum"), 0))
+    return pa.table(
+        [summed.column("key"), summed.column("location"), summed.column("count_sum")],
+        schema=schema,
+    )
+
+
+def _signed(
+    reads: Iterator[tuple[pa.Array, int]], location: str, key_type: pa.DataType
+) -> pa.Table:
+    """One location's signed keys summed per key (Spark's equality), zeros left out."""
+    sums = LocationSums(key_type, PAIR_IDS)
+    for keys, sign in reads:
+        sums.add(spark_keys(keys.cast(key_type)), sign)
+    keys, counts = sums.result()
+    return pa.table(
+        [keys, pa.array([location] * len(keys), pa.string()), counts],
+        schema=delta_schema(key_type),
+    )
+
+
+def _whole_reads(
+    table: TableIndexes, column: str, reads: Sequence[tuple[ReadUnit, str, int]]
+) -> Iterator[tuple[pa.Array, int]]:
+    """Every row's key of each unit, with the unit's sign."""
+    fmt = table.view.fmt
+    for unit, instant, sign in reads:
+        for batch in fmt.read_unit(unit, instant, [column]):
+            if batch.num_rows:
+                yield batch.column(batch.schema.get_field_index(column)), sign
+
+
+def local_delta(
+    table: TableIndexes,
+    column: str,
+    key_type: pa.DataType,
+    start: Instant,
+    end: Instant,
+    plan: DeltaPlan,
+) -> pa.Table | None:
+    """The summed ``(key, location, count)`` delta read on the driver; ``None`` when nothing to read.
+
+    Args:
+        table: the table's indexes (its view reads the units).
+        column: the indexed column.
+        key_type: the Arrow type Spark hands the column over in (the delta's key type).
+        start: the index's instant.
+        end: the instant refresh brings it to.
+        plan: what to read (:func:`~lakesieve.maintenance.refresh_plan.plan_delta`);
+            its change data locations are moved to the other paths.
+    """
+    unimage(plan)
+    general: dict[str, list[tuple[ReadUnit, str, int]]] = {}
+    for units, instant, sign in ((plan.old_units, start, -1), (plan.new_units, end, 1)):
+        for unit in units:
+            general.setdefault(unit.location, []).append((unit, instant.id, sign))
+    stamped = plan.stamped_new_units
+    if not general and not stamped:
+        return None
+    parts = [
+        _signed(_whole_reads(table, column, reads), location, key_type)
+        for location, reads in sorted(general.items())
+    ]
+    rid, wtime = plan.record_id_column, plan.write_time_column
+    if stamped and (rid is None or wtime is None):
+        raise ValueError("stamped locations without a record id and a write time column")
+    fmt = table.view.fmt
+    old_of = {u.location: u for u in plan.stamped_old_units}
+    for new in sorted(stamped, key=lambda u: u.location):
+        old = old_of.get(new.location)
+        if old is not None and whole_files(old) and whole_files(new):
+            reads = positional_rows(fmt, old, new, start.id, end.id, column, key_type)
+        else:
+            reads = location_rows(
+                fmt,
+                old,
+                new,
+                start.id,
+                end.id,
+                (str(rid), str(wtime), column),
+                key_type,
+                PAIR_IDS,
+                plan.record_id_fields,
+            )
+        parts.append(_signed(reads, new.location, key_type))
+    return spark_sums(parts, key_type).select(list(DELTA_COLUMNS))
