@@ -11,7 +11,9 @@ line: ``--suite build-cost`` (:mod:`lakesieve.bench.build_cost`, index builds
 against a Spark sort), ``--suite spark-paths`` (:mod:`lakesieve.bench.spark_paths`,
 ``Table.read`` and the data source against a plain Spark read) and
 ``--suite sieve-layout`` (:mod:`lakesieve.bench.sieve_layout`, the
-Sieve's stored size and warm lookups). Every argument after ``--suite NAME``
+Sieve's stored size and warm lookups) and ``--suite upkeep``
+(:mod:`lakesieve.bench.index_upkeep`, index bytes after refresh and after
+compaction against a fresh build). Every argument after ``--suite NAME``
 goes to that bench (``lakesieve bench --suite build-cost --help`` lists them).
 """
 
@@ -37,6 +39,7 @@ DELEGATED = {
     "build-cost": "lakesieve.bench.build_cost",
     "spark-paths": "lakesieve.bench.spark_paths",
     "sieve-layout": "lakesieve.bench.sieve_layout",
+    "upkeep": "lakesieve.bench.index_upkeep",
 }
 
 
@@ -76,7 +79,7 @@ def add_arguments(p: Any) -> None:
         default="full",
         choices=SUITES + tuple(DELEGATED),
         help="full (default): every format x layout x index type; skeleton / formats: earlier "
-        "suites; timeline: refresh after upserts; build-cost / spark-paths / sieve-layout: "
+        "suites; timeline: refresh after upserts; build-cost / spark-paths / sieve-layout / upkeep: "
         "focused benches with options of their own (--suite NAME --help)",
     )
     p.add_argument(

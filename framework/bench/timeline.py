@@ -81,7 +81,7 @@ def _prepare(spark: Any, source_table: str, path: Path, table_type: str, progres
         _say(f"[{table_type}] wrote {path} in {time.perf_counter() - started:.1f}s")
 
 
-def _upsert(
+def upsert_orders(
     spark: Any,
     table: Any,
     fraction: float,
@@ -226,7 +226,9 @@ def run_table(
 
     commits_out = []
     for c in range(commits):
-        write_s, rows = _upsert(spark, table, fraction, seed + c + 1, table_type, upsert_column)
+        write_s, rows = upsert_orders(
+            spark, table, fraction, seed + c + 1, table_type, upsert_column
+        )
         names = ["sieve", "sieve_partkey"] if c == 0 else ["sieve"]
         entry: dict[str, Any] = {"commit": c + 1, "rows": rows, "write_seconds": round(write_s, 2)}
         for name in names:
