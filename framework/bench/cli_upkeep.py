@@ -3,7 +3,9 @@
 Tables (``--tables``): ``hudi-sf1``, a copy of a Hudi table (by default the
 SF1 interleaved TPC-H table of the read-path benchmark, 64 bucketed file
 groups) upserted with every line of 1% of the orders (``l_quantity`` + 1;
-chosen at random, seeded), indexed on ``l_orderkey``; ``delta`` and
+chosen at random, seeded), indexed on ``l_orderkey``; ``hudi-sf1-inserts``,
+the same with a third of those orders moved to new order keys above the
+largest (inserts, so that refresh has keys to read); ``delta`` and
 ``iceberg``, 1,000,000 rows with a shuffled ``int64`` ``id`` written by
 ``lakesieve write`` in 64 buckets on ``id``, upserted with 10,000 updated and
 5,000 new rows (issue 40's table), indexed on ``id``. Per index type:
@@ -77,6 +79,22 @@ def _upsert_rows(table: Path, fraction: float, seed: int) -> pa.Table:
     one = pa.scalar(1, qty.type) if pa.types.is_decimal(qty.type) else 1
     bumped = pc.cast(pc.add(qty, one), qty.type)
     return picked.set_column(picked.schema.get_field_index("l_quantity"), "l_quantity", bumped)
+
+
+def _with_inserts(upsert: pa.Table, rows_max: int) -> pa.Table:
+    """``upsert`` with its last third of orders moved to new order keys above ``rows_max``.
+
+    The lines keep their columns (their ``bucket`` too, so they land in the
+    file groups their copies came from): 2/3 of the orders are updated, 1/3
+    are new.
+    """
+    keys = upsert.column(COLUMN).to_numpy()
+    orders = np.unique(keys)
+    moved = orders[len(orders) - len(orders) // 3 :]
+    new_of = {int(k): rows_max + 1 + i for i, k in enumerate(moved.tolist())}
+    shifted = np.array([new_of.get(int(k), int(k)) for k in keys], dtype=np.int64)
+    at = upsert.schema.get_field_index(COLUMN)
+    return upsert.set_column(at, COLUMN, pa.array(shifted, upsert.schema.field(at).type))
 
 
 def _selections(path: Path, names: list[str], wheres: list[str]) -> dict[str, list[list[str]]]:
@@ -194,11 +212,15 @@ def run(
         path = workdir / f"cli_upkeep_{name.replace('-', '_')}"
         if path.exists():
             shutil.rmtree(path)
-        if name == "hudi-sf1":
+        if name in ("hudi-sf1", "hudi-sf1-inserts"):
             started = time.perf_counter()
             shutil.copytree(source, path, ignore=shutil.ignore_patterns(".lakesieve"))
             _say(f"copied {source} in {time.perf_counter() - started:.1f} s")
             upsert, column = _upsert_rows(path, fraction, seed), COLUMN
+            if name == "hudi-sf1-inserts":
+                files = sorted(str(p) for p in path.glob("*.parquet"))
+                top = pc.max(pq.read_table(files, columns=[COLUMN]).column(COLUMN)).as_py()
+                upsert = _with_inserts(upsert, int(top))
         elif name in ("delta", "iceberg"):
             src = workdir / f"cli_upkeep_{name}_rows.parquet"
             pq.write_table(_shuffled_rows(rows, seed), src)
@@ -210,9 +232,11 @@ def run(
             scale = rows // 1_000_000 or 1
             upsert, column = _shuffled_upsert(rows, 10_000 * scale, 5_000 * scale, seed), "id"
         else:
-            raise ValueError(f"unknown table {name!r}: hudi-sf1, delta or iceberg")
+            raise ValueError(
+                f"unknown table {name!r}: hudi-sf1, hudi-sf1-inserts, delta or iceberg"
+            )
         figures = _measure(path, column, types, upsert, workdir, seed)
-        figures["table"] = str(source) if name == "hudi-sf1" else f"{rows} rows, 64 buckets"
+        figures["table"] = str(source) if name.startswith("hudi") else f"{rows} rows, 64 buckets"
         out["tables"][name] = figures
     return out
 
@@ -230,6 +254,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument(
         "--types", default=",".join(TYPES), help="index types (default %(default)s)"
+    )
+    parser.add_argument(
+        "--tables", default="hudi-sf1,delta,iceberg", help="tables (default %(default)s)"
     )
     parser.add_argument(
         "--fraction",

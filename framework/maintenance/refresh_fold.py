@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
 
 #: Most stored and new delta rows a fold runs on the driver; above, Spark folds them.
-DRIVER_FOLD_ROWS = 1_000_000
+DRIVER_FOLD_ROWS = 4_000_000
 
 
 def stored_deltas(table: TableIndexes, chain: list[IndexState]) -> list[pa.Table]:
@@ -113,8 +113,13 @@ def fold_on_driver(
     if stored_rows(chain) + extra_rows > DRIVER_FOLD_ROWS:
         return None
     key_type = KeyOrder.of(definition.key_type, definition.type).arrow_type()
-    parts = stored_deltas(table, chain) + ([extra] if extra is not None else [])
-    delta = spark_sums(parts, key_type)
+    stored = stored_deltas(table, chain)
+    # a refresh's new delta is summed already: alone, it needs no second sum
+    delta = (
+        extra
+        if extra is not None and not stored
+        else spark_sums(stored + ([extra] if extra is not None else []), key_type)
+    )
     built = itype.apply_delta_arrow(table.load(definition, chain[0]), delta, definition.params)
     if built is not None and not isinstance(built, BuiltIndex):
         raise LakesieveError(

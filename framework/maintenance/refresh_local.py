@@ -198,4 +198,6 @@ def local_delta(
                 plan.record_id_fields,
             )
         parts.append(_signed(reads, new.location, key_type))
-    return spark_sums(parts, key_type).select(list(DELTA_COLUMNS))
+    # each location is summed on its own and the locations are distinct: no further sum
+    schema = delta_schema(key_type)
+    return pa.concat_tables([schema.empty_table(), *parts]).select(list(DELTA_COLUMNS))
