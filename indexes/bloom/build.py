@@ -398,9 +398,20 @@ def filter_rows_local(
             "cnt": pa.array(counts, pa.int64()),
         }
     )
+    encoded = table.column("location").combine_chunks().dictionary_encode()
+    ids = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
+    order = np.argsort(ids, kind="stable")
+    grouped = table.take(pa.array(order))
+    sizes = np.bincount(ids, minlength=len(encoded.dictionary))
+    ends = np.cumsum(sizes)
+    span = {
+        name: (int(ends[i] - sizes[i]), int(ends[i]))
+        for i, name in enumerate(encoded.dictionary.to_pylist())
+    }
     out = []
-    for name in sorted(set(locations)):
-        group = table.filter(pc.equal(table.column("location"), name))
+    for name in sorted(span):
+        first, last = span[name]
+        group = grouped.slice(first, last - first)
         summed = group.group_by(["location", "key"], use_threads=False).aggregate([("cnt", "sum")])
         summed = summed.rename_columns(["location", "key", "cnt"])
         out.append(

@@ -107,22 +107,31 @@ def apply_delta_arrow(
     if locations.null_count:
         raise ValueError("the delta has rows with a null location")
     counts = np.asarray(delta.column("count").combine_chunks().cast(pa.int64()), dtype=np.int64)
-    names = sorted(set(locations.to_pylist()))
-    at = {name: i for i, name in enumerate(names)}
-    loc_ids = np.array([at[n] for n in locations.to_pylist()], dtype=np.int64)
+    encoded = locations.dictionary_encode()
+    names = encoded.dictionary.to_pylist()
+    loc_ids = np.asarray(encoded.indices.to_numpy(zero_copy_only=False), dtype=np.int64)
     valid = np.asarray(keys.is_valid(), dtype=bool)
     forms = index.order.array(keys)
-    rows = np.zeros(len(names), dtype=np.int64)
-    nulls = np.zeros(len(names), dtype=np.int64)
-    np.add.at(rows, loc_ids, counts)
-    np.add.at(nulls, loc_ids[~valid], counts[~valid])
-    lows: list[int | None] = []
-    highs: list[int | None] = []
-    for i in range(len(names)):
-        added = np.flatnonzero((loc_ids == i) & valid & (counts > 0)).tolist()
-        ranked = sorted(added, key=lambda r: forms[r])
-        lows.append(ranked[0] if ranked else None)
-        highs.append(ranked[-1] if ranked else None)
+    rows = np.bincount(loc_ids, weights=counts, minlength=len(names)).astype(np.int64)
+    nulls = np.bincount(loc_ids[~valid], weights=counts[~valid], minlength=len(names)).astype(
+        np.int64
+    )
+    lows: list[int | None] = [None] * len(names)
+    highs: list[int | None] = [None] * len(names)
+    added = np.flatnonzero(valid & (counts > 0))
+    if forms.dtype == np.int64:  # one sort by (location, form): first and last of each run
+        order = added[np.lexsort((forms[added], loc_ids[added]))]
+        group = loc_ids[order]
+        starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]]) if len(order) else order
+        ends = np.r_[starts[1:], len(order)] - 1 if len(order) else order
+        for s_at, e_at in zip(starts.tolist(), ends.tolist(), strict=True):
+            lows[int(group[s_at])] = int(order[s_at])
+            highs[int(group[s_at])] = int(order[e_at])
+    else:  # bytes or Decimal forms: compared in Python
+        for i in range(len(names)):
+            ranked = sorted(added[loc_ids[added] == i].tolist(), key=lambda r: forms[r])
+            lows[i] = ranked[0] if ranked else None
+            highs[i] = ranked[-1] if ranked else None
 
     def picked(at_rows: list[int | None]) -> pa.Array:
         some = [r for r in at_rows if r is not None]
