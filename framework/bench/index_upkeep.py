@@ -321,34 +321,20 @@ def run(
     }
     for name in tables:
         t0 = time.perf_counter()
-        if name == "sf1":
+        if name in ("sf1", "sf1-inserts"):
             if not sf1_source:
                 raise SystemExit(
-                    "the sf1 table needs --sf1-source (the interleaved SF1 Hudi table)"
+                    f"the {name} table needs --sf1-source (the interleaved SF1 Hudi table)"
                 )
-            path = copy_table(sf1_source, work / "sf1")
-            fig = run_table(
-                spark,
-                path,
-                "l_orderkey",
-                sf1_upsert(fraction, seed),
-                index_types,
-                points,
-                ranges,
-                seed,
-                label=name,
-                fresh_builds=fresh_builds,
+            path = copy_table(sf1_source, work / name)
+            upsert = (
+                sf1_upsert(fraction, seed) if name == "sf1" else sf1_insert_upsert(fraction, seed)
             )
-            fig["source"] = str(sf1_source)
-        elif name == "sf1-inserts":
-            if not sf1_source:
-                raise SystemExit("the sf1-inserts table needs --sf1-source")
-            path = copy_table(sf1_source, work / "sf1-inserts")
             fig = run_table(
                 spark,
                 path,
                 "l_orderkey",
-                sf1_insert_upsert(fraction, seed),
+                upsert,
                 index_types,
                 points,
                 ranges,
