@@ -9,6 +9,10 @@ for these.
 from __future__ import annotations
 
 
+class LakesieveWarning(UserWarning):
+    """Pruning fell back to reading more (or all) locations; the rows are still exact."""
+
+
 class LakesieveError(Exception):
     """Base class of every error lakesieve reports to a user."""
 

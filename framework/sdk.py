@@ -28,6 +28,7 @@ from lakesieve.contract.plugin_base import IndexTypeBase, TableFormatBase
 from lakesieve.contract.protocols import (
     ChecksWrites,
     FoldsOnDriver,
+    HasTableId,
     IndexType,
     MultiPassBuild,
     ReadsChangeImages,
@@ -79,6 +80,7 @@ __all__ = [
     "ChecksWrites",
     "ColumnNotFoundError",
     "FoldsOnDriver",
+    "HasTableId",
     "IndexCorruptError",
     "IndexType",
     "IndexTypeBase",

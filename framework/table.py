@@ -41,9 +41,10 @@ from lakesieve.query.planner import LakesieveWarning, LoadedIndex, evaluate
 from lakesieve.query.query_plan import Plan, elapsed_ms, explain_plan
 from lakesieve.query.table_view import TableView
 from lakesieve.spark.session import SessionOnDemand, get_spark, time_zone_of
-from lakesieve.store import DEFAULT_DIRNAME, IndexStore
+from lakesieve.store import DEFAULT_DIRNAME
 from lakesieve.store.index_log import IndexDefinition
 from lakesieve.store.index_state import TableIndexes
+from lakesieve.store.table_store import TableStore
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -113,7 +114,7 @@ class Table:
         self.view = TableView(ref, fmt)
         if index_root is None:
             index_root = self.view.fmt.index_root()
-        self.store = IndexStore(index_root or Path(ref.path) / DEFAULT_DIRNAME)
+        self.store = TableStore(index_root or Path(ref.path) / DEFAULT_DIRNAME, self.view.table_id)
         self.states = TableIndexes(self.view, self.store)
 
     def __repr__(self) -> str:

@@ -11,8 +11,8 @@ test anywhere except where it recognises a table.
 The docstring of each method states its contract; the contract kits in
 :mod:`lakesieve.testing` check an implementation against it. Optional
 capabilities are protocols of their own (:class:`ReadsChangeImages`,
-:class:`ChecksWrites`, :class:`MultiPassBuild`), which the framework checks
-with ``isinstance``.
+:class:`ChecksWrites`, :class:`HasTableId`, :class:`MultiPassBuild`), which the
+framework checks with ``isinstance``.
 """
 
 from __future__ import annotations
@@ -275,6 +275,25 @@ class FoldsOnDriver(Protocol):
         equal to ``0.0``, nulls one key), none summing to 0. Return ``None``
         where this fold needs Spark (the framework then folds with
         :meth:`IndexType.apply_delta`).
+        """
+
+
+@runtime_checkable
+class HasTableId(Protocol):
+    """Optional for a :class:`TableFormat`: an identity the table keeps for its whole life.
+
+    The index store records it at the first build and uses no index recorded
+    under another identity: a table removed and written again at the same
+    path (its instants may repeat, as Delta versions do) never answers from
+    the indexes of the table that was there before.
+    """
+
+    def table_id(self) -> str | None:
+        """The table's identity (Delta: the ``metaData`` id; Iceberg: the table UUID).
+
+        The same for every instant of one table, different for another table
+        at the same path; ``None`` when the table records none. Reads metadata
+        only; never starts Spark.
         """
 
 

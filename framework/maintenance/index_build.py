@@ -145,7 +145,9 @@ def _commit_build(
 
     def actions(snap: Any) -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
-        if snap.table_fingerprint is None:
+        mine = table.view.table_id()
+        if snap.table_fingerprint is None or (mine is not None and snap.table_fingerprint != mine):
+            # the first build, or an older store learning the table's identity
             out.append({"op": "table", "fingerprint": table.view.fingerprint()})
         current = snap.indexes.get(name)
         if current is not None and (existing is None or not same_definition(current, existing)):

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakesieve.contract import registry
+from lakesieve.errors import LakesieveWarning
 from lakesieve.expressions import (
     And,
     Between,
@@ -37,10 +38,6 @@ from lakesieve.store.index_log import IndexDefinition, IndexState
 
 ALL = None  # the answer "every location"
 Answer = frozenset[str] | None
-
-
-class LakesieveWarning(UserWarning):
-    """Pruning fell back to reading more (or all) locations; the rows are still exact."""
 
 
 @dataclass

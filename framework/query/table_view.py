@@ -12,9 +12,10 @@ from typing import Any
 
 import pyarrow as pa
 from lakesieve.contract import registry
-from lakesieve.contract.protocols import TableFormat
+from lakesieve.contract.protocols import HasTableId, TableFormat
 from lakesieve.errors import InstantNotFoundError
 from lakesieve.model import Instant, Snapshot, TableRef
+from lakesieve.store.index_log import table_id_fingerprint
 
 #: Instants whose schema and snapshot a view remembers.
 INSTANT_CACHE = 8
@@ -33,6 +34,7 @@ class TableView:
         self.fmt: TableFormat = fmt if fmt is not None else registry.table_format(ref)
         # what a completed instant holds never changes: schema and snapshot per instant, last few kept
         self._at_instant: OrderedDict[tuple[str, Instant], Any] = OrderedDict()
+        self._table_id: tuple[str | None] | None = None
 
     @property
     def path(self) -> str:
@@ -68,10 +70,21 @@ class TableView:
         )
 
     def fingerprint(self) -> str:
-        """What ties an index log to this table: its format and first instant."""
+        """What ties an index log to this table: its identity where the format
+        gives one (:meth:`table_id`), else its format and first instant."""
+        found = self.table_id()
+        if found is not None:
+            return found
         line = self.timeline()
         first = line[0].id if line else ""
         return f"{self.format}:{first}"
+
+    def table_id(self) -> str | None:
+        """The table's lifelong identity as an index log records it; ``None`` without one."""
+        if self._table_id is None:  # read once: a table keeps its identity
+            found = self.fmt.table_id() if isinstance(self.fmt, HasTableId) else None
+            self._table_id = (table_id_fingerprint(self.format, found) if found else None,)
+        return self._table_id[0]
 
     def _cached(self, kind: str, inst: Instant, make: Any) -> Any:
         """``make()``, remembered for ``(kind, inst)``: a completed instant's schema and units are fixed."""

@@ -164,6 +164,22 @@ class LogSnapshot:
     problems: list[LogProblem] = field(default_factory=list)
 
 
+#: what marks a table fingerprint as the format's lifelong table identity
+#: (``<format>:id:<id>``); older fingerprints (``<format>:<first instant>``)
+#: change as a timeline is archived, so only identities are compared
+TABLE_ID_MARK = ":id:"
+
+
+def table_id_fingerprint(fmt: str, table_id: str) -> str:
+    """The fingerprint a log records for a table whose format gives it an identity."""
+    return f"{fmt}{TABLE_ID_MARK}{table_id}"
+
+
+def is_table_id(fingerprint: str | None) -> bool:
+    """Whether ``fingerprint`` is a table identity (comparable across the table's life)."""
+    return fingerprint is not None and TABLE_ID_MARK in fingerprint
+
+
 def check_name(name: str, what: str = "index name") -> str:
     """Return ``name`` if it is a plain name (no path separator, no leading dot).
 
@@ -271,7 +287,10 @@ def apply_action(
         raise TypeError("an action is not an object")
     op = action["op"]
     if op == "table":
-        return str(action["fingerprint"])
+        recorded = str(action["fingerprint"])
+        if is_table_id(recorded) and is_table_id(fingerprint) and recorded != fingerprint:
+            indexes.clear()  # the store starts over for another table at the same path
+        return recorded
     if op == "define":
         name = check_name(action["index"], "index name")
         indexes[name] = IndexDefinition(

@@ -41,6 +41,13 @@ class DeltaFormat(TableFormatBase):
         """``<path>/_delta_log/`` exists; never raises."""
         return is_delta_table(path)
 
+    def table_id(self) -> str | None:
+        """The ``id`` of the table's ``metaData`` action (kept by every later commit)."""
+        from lakesieve.plugins.delta import tables
+
+        found = tables.open_table(self.ref).metadata().id
+        return str(found) if found else None
+
     def timeline(self) -> list[Instant]:
         """Every version still in the log, oldest first (``action``: the operation, lower case)."""
         from lakesieve.plugins.delta import timeline

@@ -15,6 +15,7 @@ returning wrong rows.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping
@@ -49,7 +50,9 @@ SUPPORTED_READER_FEATURES = frozenset(
 )
 
 _CACHE_SIZE = 8
-_cache: OrderedDict[tuple[str, tuple[tuple[str, str], ...], int], DeltaTable] = OrderedDict()
+_cache: OrderedDict[
+    tuple[str, tuple[tuple[str, str], ...], int, tuple[int, int] | None], DeltaTable
+] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
@@ -78,10 +81,29 @@ def parse_version(instant: str, table_path: str) -> int:
     return int(text)
 
 
+def _commit_stamp(path: str, version: int | None) -> tuple[int, int] | None:
+    """Inode and modification time of a local table's commit file of ``version``.
+
+    Part of the cache key: a table removed and written again at the same path
+    has the same version numbers but new commit files.
+    """
+    if version is None or ("://" in path and not path.startswith("file:")):
+        return None
+    local = (
+        path.removeprefix("file://") if path.startswith("file://") else path.removeprefix("file:")
+    )
+    try:
+        found = os.stat(os.path.join(local, "_delta_log", f"{version:020d}.json"))
+    except OSError:
+        return None
+    return found.st_ino, found.st_mtime_ns
+
+
 def open_table(table: TableRef, instant: str | None = None) -> DeltaTable:
     """The Delta table as of ``instant`` (a version; latest when ``None``).
 
-    Tables at a fixed version are cached per process (their answer cannot change).
+    Tables at a fixed version are cached per process (their answer cannot change;
+    a local table's key holds its commit file's inode and time, see :func:`_commit_stamp`).
 
     Raises:
         TableNotFoundError: no Delta table at the path.
@@ -89,7 +111,12 @@ def open_table(table: TableRef, instant: str | None = None) -> DeltaTable:
     """
     opts = storage_options(table.options)
     version = None if instant is None else parse_version(instant, table.path)
-    key = (table.path, tuple(sorted((opts or {}).items())), version if version is not None else -1)
+    key = (
+        table.path,
+        tuple(sorted((opts or {}).items())),
+        version if version is not None else -1,
+        _commit_stamp(table.path, version),
+    )
     if version is not None:
         with _cache_lock:
             if key in _cache:

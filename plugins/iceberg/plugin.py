@@ -46,6 +46,13 @@ class IcebergFormat(TableFormatBase):
         """``<path>/metadata/*.metadata.json`` exists; never raises."""
         return is_iceberg_table(path)
 
+    def table_id(self) -> str | None:
+        """The ``table-uuid`` of the table's metadata (optional in format version 1)."""
+        from lakesieve.plugins.iceberg import catalog
+
+        found = catalog.load_for_read(self.path, self.options).metadata.table_uuid
+        return str(found) if found else None
+
     def timeline(self) -> list[Instant]:
         """The main branch's snapshots still in the metadata, oldest first by lineage."""
         from lakesieve.plugins.iceberg import catalog, timeline
