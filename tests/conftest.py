@@ -114,45 +114,48 @@ def unzip_fixture(zip_path: Path, dest: Path) -> Path:
     raise FileNotFoundError(f"no .hoodie folder inside {zip_path.name}")
 
 
-#: Seconds each of the slowest test files took in a two-worker CI run (pytest
-#: ``--durations=0`` summed per file; idle clean clone of 2026-11-27 20:25,
-#: less the tests then moved to the long tier). With xdist's ``--dist loadfile``
-#: and ``--no-loadscope-reorder`` (pyproject's ``addopts``) the files go to the
-#: workers in collection order, so the slowest are collected first and the
-#: short ones fill in at the end: the workers finish together.
+#: Seconds each of the slowest test files takes in a CI run (pytest
+#: ``--durations=0`` summed per file: a three-worker clean clone of 2026-11-28
+#: 05:16 scaled to its two-worker idle total, less the tests then moved to the
+#: long tier). With xdist's ``--dist loadfile`` and ``--no-loadscope-reorder``
+#: (pyproject's ``addopts``) the files go to the workers in collection order,
+#: so the slowest are collected first and the short ones fill in at the end:
+#: the workers finish together.
 SLOW_FILES = {
-    "test_index_contract.py": 260,
-    "test_refresh.py": 246,
-    "test_foreign_tables.py": 226,
-    "test_refresh_kill.py": 200,
-    "test_differential.py": 189,
-    "test_refresh_stamped.py": 161,
-    "test_refresh_change_data.py": 134,
-    "test_refresh_state_machine.py": 125,
-    "test_exact_spark_files.py": 123,
-    "test_format_contract.py": 103,
-    "test_spark_source.py": 93,
-    "test_hudi_writer.py": 92,
-    "test_differential_regressions.py": 90,
-    "test_sieve_delta.py": 84,
-    "test_cli_front.py": 73,
-    "test_build_hints.py": 68,
-    "test_refresh_float_keys.py": 67,
-    "test_end_to_end.py": 66,
-    "test_maintenance_concurrent_reads.py": 66,
-    "test_cluster.py": 64,
-    "test_datasource_python.py": 59,
-    "test_session_connect.py": 54,
-    "test_hudi_maintenance.py": 53,
-    "test_cli_validation.py": 50,
-    "test_demo.py": 49,
-    "test_example_index_type.py": 45,
-    "test_time_zone.py": 44,
-    "test_hudi_fixtures.py": 44,
-    "test_hudi_mor_writer.py": 43,
-    "test_sieve_spark.py": 42,
-    "test_exact.py": 42,
-    "test_bloom.py": 38,
+    "test_differential.py": 164,
+    "test_index_contract.py": 137,
+    "test_refresh.py": 132,
+    "test_refresh_change_data.py": 102,
+    "test_foreign_tables.py": 100,
+    "test_refresh_state_machine.py": 100,
+    "test_refresh_stamped.py": 100,
+    "test_format_contract.py": 99,
+    "test_spark_source.py": 81,
+    "test_cli_front.py": 69,
+    "test_differential_regressions.py": 64,
+    "test_hudi_writer.py": 62,
+    "test_exact_spark_files.py": 52,
+    "test_build_hints.py": 51,
+    "test_sieve_delta.py": 49,
+    "test_maintenance_concurrent_reads.py": 49,
+    "test_cli_validation.py": 49,
+    "test_exact.py": 45,
+    "test_datasource_python.py": 45,
+    "test_session_connect.py": 42,
+    "test_hudi_fixtures.py": 38,
+    "test_hudi_maintenance.py": 36,
+    "test_demo.py": 36,
+    "test_bloom.py": 35,
+    "test_heartbeat.py": 33,
+    "test_end_to_end.py": 30,
+    "test_sieve_spark.py": 29,
+    "test_example_index_type.py": 29,
+    "test_cli.py": 28,
+    "test_iceberg_plugin.py": 26,
+    "test_compare_report.py": 25,
+    "test_refresh_float_keys.py": 23,
+    "test_hudi_mor_writer.py": 23,
+    "test_write_layout.py": 22,
 }
 
 

@@ -198,6 +198,7 @@ def test_cli_wording_names_flags() -> None:
     )
 
 
+@pytest.mark.long  # CI: the same checks in test_heartbeat.py's real write
 def test_write_prints_steps_on_stderr_and_only_json_on_stdout(tables: dict[str, Path]) -> None:
     target = tables["root"] / "written"
     src = str(tables["root"] / "src.parquet")
@@ -263,7 +264,11 @@ def _small_change(spark: Any, fmt: str, path: Path) -> None:
         )
 
 
-@pytest.mark.parametrize("fmt", ["hudi", "delta", "iceberg"])
+@pytest.mark.parametrize(
+    # CI: Hudi and Iceberg (Delta's driver refresh is in CI through the differential share)
+    "fmt",
+    ["hudi", pytest.param("delta", marks=pytest.mark.long), "iceberg"],
+)
 def test_refresh_and_compact_of_a_small_change_start_no_spark(
     spark: Any, tables: dict[str, Path], tmp_path: Path, fmt: str
 ) -> None:

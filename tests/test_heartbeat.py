@@ -10,6 +10,7 @@ none of the JVM's, log4j's or Spark's start-up lines.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -206,12 +207,16 @@ HEARTBEAT = re.compile(
 def test_a_real_write_prints_its_steps_and_heartbeats_and_no_start_up_noise(
     tmp_path: Path,
 ) -> None:
+    """Also: stdout holds the ``--json`` result and nothing else, and stderr (a pipe)
+    no progress bar, though the command asks Spark for one."""
     src = tmp_path / "src.parquet"
+    target = tmp_path / "t"
     pq.write_table(pa.table({"id": list(range(200)), "k": [i % 17 for i in range(200)]}), src)
     env = child_spark_env(dict(os.environ, LAKESIEVE_SPARK_MASTER="local[1]"))
     env[INTERVAL_ENV] = "1"
     env.pop("SPARK_CONF_DIR", None)
-    argv = ["write", str(tmp_path / "t"), "--from", str(src), "--format", "hudi"]
+    argv = ["write", str(target), "--from", str(src), "--format", "delta", "--json"]
+    argv += ["--file-groups", "2", "--bucket-column", "id"]  # a layout: no warning line
     proc = subprocess.run(
         [sys.executable, "-m", "lakesieve.cli", *argv, "--record-key", "id"],
         capture_output=True,
@@ -224,8 +229,21 @@ def test_a_real_write_prints_its_steps_and_heartbeats_and_no_start_up_noise(
     lines = proc.stderr.splitlines()
     noisy = [ln for ln in lines if any(n in ln for n in NOISE)]
     assert noisy == [], noisy
+    assert "[Stage " not in proc.stderr
     beats = [ln for ln in lines if HEARTBEAT.match(ln)]
     steps = [ln for ln in lines if not HEARTBEAT.match(ln)]
     assert beats, lines
     assert steps[0] == "starting Spark ..." and steps[-1].startswith("done in "), steps
     assert len(steps) == 4, steps  # start, ready, writing, done: nothing else
+    assert f"writing 200 rows from {src} to {target} (upsert) ..." in steps
+    assert "Spark start-up" in steps[-1]
+
+    doc = json.loads(proc.stdout)  # stdout holds the result and nothing else
+    assert doc["table"] == str(target) and doc["source_rows"] == 200 and doc["mode"] == "upsert"
+    assert doc["spark_start_seconds"] > 0 and doc["write_seconds"] > 0
+    from deltalake import DeltaTable
+
+    table = DeltaTable(str(target))
+    assert str(table.version()) == doc["instant"]
+    assert table.to_pyarrow_table().num_rows == 200
+    assert table.metadata().configuration.get("lakesieve.recordKey") == "id"

@@ -653,6 +653,7 @@ def test_bucketed_partitioned_and_delete_without_bucket_column(spark: Any, tmp_p
     assert hudi_rows(path) == expected
 
 
+@pytest.mark.long  # CI: bucketed commits in test_write_layout.py and the state machines
 def test_sixteen_bucketed_commits_into_sixty_four_groups(spark: Any, tmp_path: Path) -> None:
     path = str(tmp_path / "t")
     opts = WriteOptions(

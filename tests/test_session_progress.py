@@ -80,6 +80,7 @@ def test_the_bar_is_drawn_on_a_terminal_stderr_and_stdout_stays_json() -> None:
     assert BAR in err
 
 
+@pytest.mark.long  # CI: test_heartbeat.py's real write asks for the bar with stderr on a pipe
 def test_no_bar_when_stderr_is_a_pipe() -> None:
     out, err = _run(stderr_on_terminal=False)
     assert out == {"rows": 4, "progress": "false"}

@@ -63,7 +63,8 @@ WHERES = [
     "ntz = TIMESTAMP_NTZ '2024-11-03 06:00:00'",
 ]
 
-ZONES = ["America/New_York", "+05:30", "UTC"]
+#: the session zones of the read test; UTC (every other test's zone) in the long tier
+ZONES = ["America/New_York", "+05:30", pytest.param("UTC", marks=pytest.mark.long)]
 
 
 @pytest.fixture(scope="module")
