@@ -144,11 +144,14 @@ def test_killed_at_random_points(
     for i in range(kills):
         copy = _copy(source, tmp_path / f"run{i}")
         before = {d.name: d.latest().state_id for d in open_table(copy).indexes()}
-        for attempt in range(3):  # a run faster than the probe may finish first: run it again
+        # a run faster than the probe may finish first: run it again and kill it earlier
+        # (a small change is refreshed on the driver in well under a second)
+        for attempt in range(10):
             if attempt:
                 copy = _copy(source, copy)
             proc, locked = _start(_cli("index", command, str(copy)), copy / ".lakesieve", log)
-            time.sleep(max(0.0, locked + span * rng.uniform(0.35, 0.95) - time.perf_counter()))
+            at = span * rng.uniform(0.35, 0.95) * 0.7**attempt
+            time.sleep(max(0.0, locked + at - time.perf_counter()))
             inside = _at_work(copy / ".lakesieve")
             proc.send_signal(signal.SIGKILL)
             proc.wait()

@@ -85,6 +85,10 @@ from 0.0):
 * ``test_time_travel_uses_older_index_state``: ``explain(as_of=old)`` uses
   the index state built at ``old`` (not stale) and the read at ``old``
   returns the reference's matching rows.
+* ``test_table_id``: for a plugin with ``table_id``
+  (:class:`~lakesieve.contract.protocols.HasTableId`), a non-empty identity
+  that the index store recorded at the first build (so it held through the
+  later commits), and another for a second table made the same way.
 
 Spark comes from the project's session-scoped ``spark`` fixture when there is
 one, else :func:`lakesieve.spark.session.get_spark` (``local[2]``). Hypothesis runs
@@ -108,7 +112,7 @@ from hypothesis import strategies as st
 from lakesieve.contract import registry
 from lakesieve.contract.hookspecs import hookimpl
 from lakesieve.contract.plugin_base import TableFormatBase
-from lakesieve.contract.protocols import TableFormat
+from lakesieve.contract.protocols import HasTableId, TableFormat
 from lakesieve.errors import AmbiguousFormatError, TableNotFoundError
 from lakesieve.model import LOCATION_COLUMN, Instant, Snapshot
 from lakesieve.table import Table
@@ -668,3 +672,21 @@ class FormatContract:
         )
         got = spark_rows(table.read(contract_spark, where, old.id), self.columns)
         assert got == want, f"{where} at {old.id}: {difference(got, want)}"
+
+    def test_table_id(
+        self, contract_table: ContractTable, contract_spark: Any, tmp_path: Path
+    ) -> None:
+        """A lifelong identity, recorded by the store at the first build, another for another table."""
+        fmt = contract_table.table.view.fmt
+        if not isinstance(fmt, HasTableId):
+            pytest.skip(f"format {self.format_name!r} gives no table identity (optional)")
+        found = fmt.table_id()
+        assert isinstance(found, str) and found, f"table_id() gave {found!r}"
+        recorded = lakesieve.open(contract_table.path).store.read_log().table_fingerprint
+        assert recorded is not None and recorded.endswith(found), (
+            f"the store recorded {recorded!r} at the first build; the table now says {found!r}"
+        )
+        other = tmp_path / "other"
+        self.create_table(contract_spark, other, self.make_rows(self.initial_ids))
+        again = registry.open_format(str(other), {})
+        assert isinstance(again, HasTableId) and again.table_id() not in (None, found)
