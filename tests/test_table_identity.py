@@ -75,7 +75,9 @@ def _read(spark: Any, table: Any) -> list[str]:
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("fmt", ["delta", "iceberg"])
+# CI: Delta (its versions repeat: the wrong row); Iceberg (random snapshot ids, its
+# identity also checked by the format kit) in the long tier
+@pytest.mark.parametrize("fmt", ["delta", pytest.param("iceberg", marks=pytest.mark.long)])
 def test_a_table_written_again_at_the_path_never_uses_the_old_indexes(
     spark: Any, tmp_path: Path, fmt: str
 ) -> None:

@@ -20,11 +20,7 @@ from typing import TYPE_CHECKING
 
 from lakesieve.contract.hookspecs import hookimpl
 from lakesieve.contract.plugin_base import TableFormatBase
-from lakesieve.plugins.hudi import changes as _changes
-from lakesieve.plugins.hudi import snapshot as _snapshot
-from lakesieve.plugins.hudi import tables, timeline
 from lakesieve.plugins.hudi.identify import is_hudi_table
-from lakesieve.plugins.hudi.unit_reader import read_unit_batches
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -51,6 +47,8 @@ class HudiFormat(TableFormatBase):
         Instants of the active timeline only; ``sort_key`` and ``id`` are the
         instant's requested time.
         """
+        from lakesieve.plugins.hudi import tables, timeline
+
         ht = tables.open_ref(self.ref)
         return [timeline.to_instant(i) for i in timeline.completed_data_instants(ht)]
 
@@ -60,6 +58,8 @@ class HudiFormat(TableFormatBase):
         The latest table schema is returned for any instant (schema evolution
         is not tracked per instant); ``instant`` is checked to be a completed one.
         """
+        from lakesieve.plugins.hudi import tables, timeline
+
         ht = tables.open_ref(self.ref)
         if instant is not None:
             timeline.resolve(timeline.completed_data_instants(ht), instant, self.path)
@@ -67,7 +67,9 @@ class HudiFormat(TableFormatBase):
 
     def snapshot(self, instant: str | None) -> Snapshot:
         """One read unit per file group visible at ``instant`` (latest when ``None``)."""
-        return _snapshot.build_snapshot(self.ref, instant)
+        from lakesieve.plugins.hudi.snapshot import build_snapshot
+
+        return build_snapshot(self.ref, instant)
 
     def changes(self, start: str | None, end: str) -> Changes:
         """Locations touched by instants strictly after the smaller bound up to the larger.
@@ -75,7 +77,9 @@ class HudiFormat(TableFormatBase):
         The order of ``start`` and ``end`` does not change which locations are
         touched; see :mod:`lakesieve.plugins.hudi.changes`.
         """
-        return _changes.compute_changes(self.ref, start, end)
+        from lakesieve.plugins.hudi.changes import compute_changes
+
+        return compute_changes(self.ref, start, end)
 
     def read(
         self,
@@ -109,6 +113,8 @@ class HudiFormat(TableFormatBase):
         self, unit: ReadUnit, instant: str | None, columns: Sequence[str] | None
     ) -> Iterator[pa.RecordBatch]:
         """The rows of one unit as Arrow batches in the table's read schema, without Spark."""
+        from lakesieve.plugins.hudi.unit_reader import read_unit_batches
+
         return read_unit_batches(
             self.path, self.options, unit.base_file, unit.log_files, instant, None, columns
         )
