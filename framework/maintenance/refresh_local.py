@@ -32,13 +32,13 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Sequence
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.maintenance.refresh_plan import DeltaPlan, unimage
 from lakesieve.maintenance.refresh_stamped import (
     PAIR_IDS,
     LocationSums,
+    location_column,
     location_rows,
     positional_rows,
     whole_files,
@@ -129,11 +129,9 @@ def _signed(
     for keys, sign in reads:
         sums.add(spark_keys(keys.cast(key_type)), sign)
     keys, counts = sums.result()
-    # the location repeated, without a Python list of it
-    named = pa.DictionaryArray.from_arrays(
-        pa.array(np.zeros(len(keys), np.int32)), pa.array([location], pa.string())
-    ).dictionary_decode()
-    return pa.table([keys, named, counts], schema=delta_schema(key_type))
+    return pa.table(
+        [keys, location_column(location, len(keys)), counts], schema=delta_schema(key_type)
+    )
 
 
 def _whole_reads(

@@ -367,10 +367,14 @@ class LocationSums:
         return self._keys[0], self._counts[0]
 
 
+def location_column(location: str, n: int) -> pa.Array:
+    """``location`` repeated ``n`` times, as a string column (no Python list of it)."""
+    return pc.fill_null(pa.nulls(n, pa.string()), location)
+
+
 def _counted(keys: pa.Array, location: str, counts: pa.Array) -> pa.RecordBatch:
-    n = len(keys)
     return pa.RecordBatch.from_arrays(
-        [keys, pa.array([location] * n, pa.string()), counts],
+        [keys, location_column(location, len(keys)), counts],
         names=["key", "location", "count"],
     )
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 
 from deltalake import DeltaTable
 from lakesieve.errors import InstantNotFoundError, TableNotFoundError
+from lakesieve.files import paths
 from lakesieve.model import TableRef
 from lakesieve.plugins.delta.errors import DeltaFeatureError
 
@@ -87,11 +88,9 @@ def _commit_stamp(path: str, version: int | None) -> tuple[int, int] | None:
     Part of the cache key: a table removed and written again at the same path
     has the same version numbers but new commit files.
     """
-    if version is None or ("://" in path and not path.startswith("file:")):
+    local = paths.local_path(path)
+    if version is None or local is None:
         return None
-    local = (
-        path.removeprefix("file://") if path.startswith("file://") else path.removeprefix("file:")
-    )
     try:
         found = os.stat(os.path.join(local, "_delta_log", f"{version:020d}.json"))
     except OSError:
