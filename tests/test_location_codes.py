@@ -34,3 +34,32 @@ def test_spark_codes_of_names_are_the_codes_of_rows(spark: Any) -> None:
     assert known.tolist() == [True, True, True, False]
     assert [codes.names[i] for i in ids[:3]] == names
     assert LocationCodes.of(spark, []) is None
+
+
+def _names_of_every_length() -> list[str]:
+    """Names whose UTF-8 lengths cross each of XXH64's 1-, 4-, 8- and 32-byte steps."""
+    names = ["", "a", "é", "日本", "\U0001f600", "s3://bucket/part=0/fg-1_0-1-0_20260101.parquet"]
+    names += ["x" * n for n in range(1, 80)]
+    names += [f"part=ü/{'ab' * n}-{n}.parquet" for n in range(0, 40, 3)]
+    return names
+
+
+def test_python_codes_are_deterministic_and_signed() -> None:
+    from lakesieve.keys.xxhash64 import spark_xxhash64
+
+    codes = [spark_xxhash64(n) for n in _names_of_every_length()]
+    assert all(-(1 << 63) <= c < 1 << 63 for c in codes)
+    assert any(c < 0 for c in codes) and any(c > 0 for c in codes)
+    assert codes == [spark_xxhash64(n) for n in _names_of_every_length()]
+
+
+@pytest.mark.spark
+def test_python_codes_equal_spark_sqls_xxhash64(spark: Any) -> None:
+    """The driver's codes (no Spark job) are what Spark SQL's ``xxhash64`` gives each name."""
+    from lakesieve.keys.xxhash64 import spark_xxhash64
+
+    names = _names_of_every_length()
+    frame = spark.createDataFrame([(i, n) for i, n in enumerate(names)], "i int, location string")
+    got = {int(r["i"]): int(r["c"]) for r in frame.select("i", code_column().alias("c")).collect()}
+    mine = {i: spark_xxhash64(n) for i, n in enumerate(names)}
+    assert mine == got

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
+from lakesieve.keys.xxhash64 import spark_xxhash64
 
 if TYPE_CHECKING:
     from pyspark.sql import Column, SparkSession
@@ -61,20 +62,17 @@ class LocationCodes:
     code_ids: np.ndarray
 
     @classmethod
-    def of(cls, spark: SparkSession, names: Sequence[str]) -> LocationCodes | None:
-        """Codes of ``names`` computed by Spark (``None``: no names, or two share a code)."""
-        from pyspark.sql import functions as F
+    def of(cls, spark: SparkSession | None, names: Sequence[str]) -> LocationCodes | None:
+        """Codes of ``names`` (``None``: no names, or two share a code).
 
+        Each is what Spark's :func:`code_column` gives the name, computed here
+        without a job (:func:`lakesieve.keys.xxhash64.spark_xxhash64`);
+        ``spark`` is not used.
+        """
         distinct = sorted(set(names))
         if not distinct:
             return None
-        hashed = (
-            spark.createDataFrame([(n,) for n in distinct], "location string")
-            .select("location", F.xxhash64("location").alias("code"))
-            .collect()
-        )
-        code_of = {str(r["location"]): int(r["code"]) for r in hashed}
-        return cls.from_codes(code_of, distinct)
+        return cls.from_codes({n: spark_xxhash64(n) for n in distinct}, distinct)
 
     @classmethod
     def from_codes(cls, code_of: Mapping[str, int], names: Sequence[str]) -> LocationCodes | None:
