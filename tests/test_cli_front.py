@@ -1,8 +1,9 @@
 """The command line decides before Spark: bad names fail in one line, and no JVM is started.
 
-Each case runs the CLI in a fresh interpreter, then asks pyspark there whether
-a SparkContext or its JVM gateway was ever created (see
-``test_cli_validation.py``, whose probe also proves it sees a start). The
+The refusals run one after the other in one fresh interpreter, which asks
+pyspark after each whether a SparkContext or its JVM gateway was ever
+created (:mod:`tests.cli_probe`; ``test_cli_validation.py``'s probe also
+proves it sees a start); the commands that succeed run alone. The
 tables are real: a Hudi table written by lakesieve, a Delta table written by
 delta-rs and an Iceberg table written by lakesieve.
 """
@@ -10,9 +11,6 @@ delta-rs and an Iceberg table written by lakesieve.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
@@ -24,37 +22,15 @@ from lakesieve.cli.support import cli_wording
 from lakesieve.model import WriteOptions
 from lakesieve.table import write
 
+from tests.cli_probe import Probed, run_batch, run_one
 from tests.tables import make_rows, write_rows
 
 pytestmark = pytest.mark.spark
 
-PROBE = """
-import json, sys
-from lakesieve.cli import main
-try:
-    code = main(sys.argv[1:])
-except SystemExit as exc:
-    code = exc.code
-started = False
-if "pyspark" in sys.modules:
-    from pyspark import SparkContext
-    started = SparkContext._gateway is not None or SparkContext._active_spark_context is not None
-print("PROBE " + json.dumps({"code": code, "spark_started": started}))
-"""
-
 
 def _run(*argv: str) -> tuple[dict[str, Any], str, str]:
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE, *argv],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=dict(os.environ, LAKESIEVE_SPARK_MASTER="local[1]"),
-    )
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("PROBE ")]
-    assert lines, proc.stdout + proc.stderr
-    out = "\n".join(ln for ln in proc.stdout.splitlines() if not ln.startswith("PROBE "))
-    return json.loads(lines[-1][len("PROBE ") :]), out, proc.stderr
+    probed = run_one(*argv)
+    return probed.result, probed.out, probed.err
 
 
 @pytest.fixture(scope="module")
@@ -140,46 +116,63 @@ def _one_error_line(err: str) -> str:
     return lines[0]
 
 
-@pytest.mark.parametrize(("argv", "words"), CASES, ids=[" ".join(c[0][:3]) for c in CASES])
-def test_bad_names_fail_in_one_line_before_spark(
-    tables: dict[str, Path], argv: list[str], words: list[str]
-) -> None:
-    before = {k: _tree(v) for k, v in tables.items() if k != "root"}
-    result, out, err = _run(*_fill(argv, tables))
-    assert result == {"code": 2, "spark_started": False}, err[-3000:]
-    line = _one_error_line(err)
-    for word in words:
-        assert word in line, line
-    for api_name in ("WriteOptions", "max_bytes", "Table.read", "record_key"):
-        assert api_name not in line, line
-    assert out == ""
-    assert {k: _tree(v) for k, v in tables.items() if k != "root"} == before
-    assert not (tables["root"] / "new_table").exists()
-
-
 PAIRS = [
     (a, b) for a in ("hudi", "delta", "iceberg") for b in ("hudi", "delta", "iceberg") if a != b
 ]
 
 
+def _onto(tables: dict[str, Path], existing: str, given: str) -> list[str]:
+    src = str(tables["root"] / "src.parquet")
+    return ["write", str(tables[existing]), "--from", src, "--format", given, "--mode", "insert"]
+
+
+@pytest.fixture(scope="module")
+def refused(tables: dict[str, Path]) -> dict[str, Any]:
+    """Every refusal of this module, run in one interpreter; the trees before and after."""
+    commands = [_fill(argv, tables) for argv, _words in CASES]
+    commands += [_onto(tables, existing, given) for existing, given in PAIRS]
+    commands.append(["--version"])
+    before = {k: _tree(v) for k, v in tables.items() if k != "root"}
+    probed = run_batch(commands)
+    return {
+        "by_argv": {tuple(c): p for c, p in zip(commands, probed, strict=True)},
+        "before": before,
+        "after": {k: _tree(v) for k, v in tables.items() if k != "root"},
+        "new_table": (tables["root"] / "new_table").exists(),
+    }
+
+
+@pytest.mark.parametrize(("argv", "words"), CASES, ids=[" ".join(c[0][:3]) for c in CASES])
+def test_bad_names_fail_in_one_line_before_spark(
+    tables: dict[str, Path], refused: dict[str, Any], argv: list[str], words: list[str]
+) -> None:
+    probed: Probed = refused["by_argv"][tuple(_fill(argv, tables))]
+    assert probed.result == {"code": 2, "spark_started": False}, probed.err[-3000:]
+    line = _one_error_line(probed.err)
+    for word in words:
+        assert word in line, line
+    for api_name in ("WriteOptions", "max_bytes", "Table.read", "record_key"):
+        assert api_name not in line, line
+    assert probed.out == ""
+    assert refused["after"] == refused["before"]
+    assert not refused["new_table"]
+
+
 @pytest.mark.parametrize(("existing", "given"), PAIRS, ids=[f"{b}-onto-{a}" for a, b in PAIRS])
 def test_writing_one_format_onto_another_is_refused(
-    tables: dict[str, Path], existing: str, given: str
+    tables: dict[str, Path], refused: dict[str, Any], existing: str, given: str
 ) -> None:
-    before = _tree(tables[existing])
-    src = str(tables["root"] / "src.parquet")
-    argv = ["write", str(tables[existing]), "--from", src, "--format", given, "--mode", "insert"]
-    result, _, err = _run(*argv)
-    assert result == {"code": 2, "spark_started": False}, err[-3000:]
-    line = _one_error_line(err)
+    probed: Probed = refused["by_argv"][tuple(_onto(tables, existing, given))]
+    assert probed.result == {"code": 2, "spark_started": False}, probed.err[-3000:]
+    line = _one_error_line(probed.err)
     assert "formats clash" in line and f"--format {given}" in line and f"a {existing} table" in line
-    assert _tree(tables[existing]) == before
+    assert refused["after"][existing] == refused["before"][existing]
 
 
-def test_version_prints_the_installed_version() -> None:
-    result, out, err = _run("--version")
-    assert result == {"code": 0, "spark_started": False}, err
-    assert out.strip() == f"lakesieve {version('lakesieve')}"
+def test_version_prints_the_installed_version(refused: dict[str, Any]) -> None:
+    probed: Probed = refused["by_argv"][("--version",)]
+    assert probed.result == {"code": 0, "spark_started": False}, probed.err
+    assert probed.out.strip() == f"lakesieve {version('lakesieve')}"
 
 
 def test_cli_wording_names_flags() -> None:

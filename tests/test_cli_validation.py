@@ -1,34 +1,22 @@
 """Bad command-line values are refused before a table is touched or Spark starts.
 
-Each case runs the CLI in a fresh interpreter and then asks pyspark itself
-whether a SparkContext or its JVM gateway was ever created there.
+The refusals run one after the other in one fresh interpreter, which asks
+pyspark itself after each whether a SparkContext or its JVM gateway was ever
+created there (:mod:`tests.cli_probe`); a good command run alone shows the
+probe sees a start.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.cli_probe import Probed, run_batch, run_one
 from tests.tables import make_rows, write_rows
 
 pytestmark = pytest.mark.spark
-
-PROBE = """
-import json, sys
-from lakesieve.cli import main
-code = main(sys.argv[1:])
-started = False
-if "pyspark" in sys.modules:
-    from pyspark import SparkContext
-    started = SparkContext._gateway is not None or SparkContext._active_spark_context is not None
-print("PROBE " + json.dumps({"code": code, "spark_started": started}))
-"""
 
 
 @pytest.fixture(scope="module")
@@ -39,16 +27,8 @@ def table_path(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _run(*argv: str) -> tuple[dict[str, Any], str]:
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE, *argv],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=dict(os.environ, LAKESIEVE_SPARK_MASTER="local[1]"),
-    )
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("PROBE ")]
-    assert lines, proc.stdout + proc.stderr
-    return json.loads(lines[-1][len("PROBE ") :]), proc.stderr
+    probed = run_one(*argv)
+    return probed.result, probed.err
 
 
 def _tree(path: Path) -> list[str]:
@@ -70,38 +50,71 @@ CASES = [
 ]
 
 
+DEEP = {
+    "parentheses": "(" * 400 + "k = 1" + ")" * 400,
+    "nots": "NOT " * 1000 + "k = 1",
+    "nested-ands": "k = 1 AND (" * 1000 + "k = 1" + ")" * 1000,
+}
+
+
+def _filled(argv: list[str], table_path: Path) -> list[str]:
+    return [a.replace("{t}", str(table_path)) for a in argv]
+
+
+@pytest.fixture(scope="module")
+def refused(table_path: Path) -> dict[str, Any]:
+    """Every refusal of this module, run in one interpreter; the table's tree before and after."""
+    commands = [_filled(argv, table_path) for argv, _flag in CASES]
+    commands += [
+        [command, str(table_path), "--where", where]
+        for command in ("explain", "query")
+        for where in DEEP.values()
+    ]
+    before = _tree(table_path)
+    probed = run_batch(commands)
+    return {
+        "by_argv": {tuple(c): p for c, p in zip(commands, probed, strict=True)},
+        "before": before,
+        "after": _tree(table_path),
+    }
+
+
 @pytest.mark.parametrize(
     ("argv", "flag"), CASES, ids=[" ".join(c[0][:2] + c[0][3:]) for c in CASES]
 )
-def test_bad_values_fail_before_spark(table_path: Path, argv: list[str], flag: str) -> None:
-    before = _tree(table_path)
-    result, err = _run(*[a.replace("{t}", str(table_path)) for a in argv])
-    assert result == {"code": 2, "spark_started": False}, err
+def test_bad_values_fail_before_spark(
+    table_path: Path, refused: dict[str, Any], argv: list[str], flag: str
+) -> None:
+    probed: Probed = refused["by_argv"][tuple(_filled(argv, table_path))]
+    err = probed.err
+    assert probed.result == {"code": 2, "spark_started": False}, err
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("lakesieve: error: ") and flag in lines[0], err
-    assert _tree(table_path) == before
+    assert refused["after"] == refused["before"]
 
 
-def test_the_probe_sees_spark_start(table_path: Path) -> None:
-    """A good command that needs Spark is seen starting it (the probe can tell)."""
-    result, err = _run(
-        "index", "build", str(table_path), "--column", "k", "--type", "zonemap", "--name", "ok_name"
-    )
-    assert result == {"code": 0, "spark_started": True}, err
+def test_the_probe_sees_spark_start(table_path: Path, tmp_path: Path) -> None:
+    """A good command that needs Spark is seen starting it, alone and after a refusal in a batch."""
+    import shutil
+
+    path = tmp_path / "t"
+    shutil.copytree(table_path, path)
+    bad = _filled(CASES[0][0], path)
+    good = ["index", "build", str(path), "--column", "k", "--type", "zonemap", "--name", "ok"]
+    first, second = run_batch([bad, good])
+    assert first.result == {"code": 2, "spark_started": False}, first.err
+    assert second.result == {"code": 0, "spark_started": True}, second.err
+    result, err = _run("index", "list", str(path))
+    assert result == {"code": 0, "spark_started": False}, err
 
 
-@pytest.mark.parametrize(
-    "where",
-    [
-        "(" * 400 + "k = 1" + ")" * 400,
-        "NOT " * 1000 + "k = 1",
-        "k = 1 AND (" * 1000 + "k = 1" + ")" * 1000,
-    ],
-    ids=["parentheses", "nots", "nested-ands"],
-)
+@pytest.mark.parametrize("where", list(DEEP), ids=list(DEEP))
 @pytest.mark.parametrize("command", ["explain", "query"])
-def test_deep_predicates_fail_in_one_line(table_path: Path, where: str, command: str) -> None:
-    result, err = _run(command, str(table_path), "--where", where)
-    assert result == {"code": 2, "spark_started": False}, err[-2000:]
+def test_deep_predicates_fail_in_one_line(
+    table_path: Path, refused: dict[str, Any], where: str, command: str
+) -> None:
+    probed: Probed = refused["by_argv"][(command, str(table_path), "--where", DEEP[where])]
+    err = probed.err
+    assert probed.result == {"code": 2, "spark_started": False}, err[-2000:]
     lines = [ln for ln in err.splitlines() if ln.strip()]
     assert len(lines) == 1 and "deeper than" in lines[0], err[-2000:]

@@ -350,7 +350,7 @@ spark = (
     SparkSession.builder.master("local[1]")
     .config("spark.jars", spark_source.jar())
     .config("spark.ui.enabled", "false")
-    .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1")
+    .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
     .getOrCreate()
 )
 out = {}
