@@ -8,33 +8,14 @@ flag fails before Spark starts.
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from lakesieve.cli import build_parser
 from lakesieve.cli.parser import chosen_parser, unknown_options, unrecognized_message
 
-from tests.test_cli_front import PROBE  # a CLI run in a child that reports whether Spark started
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def _run(*argv: str) -> tuple[dict[str, Any], str]:
-    proc = subprocess.run(
-        [sys.executable, "-c", PROBE, *argv],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        cwd=ROOT,
-    )
-    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("PROBE ")]
-    assert lines, proc.stdout + proc.stderr
-    return json.loads(lines[-1][len("PROBE ") :]), proc.stderr
+from tests.cli_probe import run_one  # a CLI run in a child that reports whether Spark started
 
 
 def _parsers(
@@ -114,7 +95,8 @@ def test_a_mistyped_flag_gets_the_sub_commands_usage_and_a_suggestion(
     tmp_path: Path, argv: list[str], usage: str, meant: str
 ) -> None:
     args = [a.format(t=tmp_path / "t") for a in argv]
-    result, err = _run(*args)
+    probed = run_one(*args)
+    result, err = probed.result, probed.err
     assert result == {"code": 2, "spark_started": False}, err
     assert err.startswith(f"usage: lakesieve {usage} "), err
     last = err.strip().splitlines()[-1]
