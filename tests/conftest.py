@@ -118,47 +118,49 @@ def unzip_fixture(zip_path: Path, dest: Path) -> Path:
 
 
 #: Seconds each of the slowest test files takes in a CI run (pytest
-#: ``--durations=0`` summed per file: a three-worker clean clone of 2026-11-28
-#: 05:16 scaled to its two-worker idle total, less the tests then moved to the
-#: long tier). With xdist's ``--dist loadfile`` and ``--no-loadscope-reorder``
-#: (pyproject's ``addopts``) the files go to the workers in collection order,
-#: so the slowest are collected first and the short ones fill in at the end:
-#: the workers finish together.
+#: ``--durations=0`` summed per file: the mean of two idle two-worker clean
+#: clones of 2026-11-28 08:55 and 09:18, sixteenth session; the Sieve delta
+#: file less the 15 s its kit helpers lost since). With xdist's ``--dist
+#: loadfile`` and ``--no-loadscope-reorder`` (pyproject's ``addopts``) the
+#: files go to the workers in collection order, so the slowest are collected
+#: first and the short ones fill in at the end: the workers finish together.
 SLOW_FILES = {
-    "test_differential.py": 164,
-    "test_index_contract.py": 137,
-    "test_refresh.py": 132,
-    "test_refresh_change_data.py": 102,
-    "test_foreign_tables.py": 100,
-    "test_refresh_state_machine.py": 100,
-    "test_refresh_stamped.py": 100,
-    "test_format_contract.py": 99,
-    "test_spark_source.py": 81,
-    "test_cli_front.py": 69,
-    "test_differential_regressions.py": 64,
-    "test_hudi_writer.py": 62,
-    "test_exact_spark_files.py": 52,
-    "test_build_hints.py": 51,
-    "test_sieve_delta.py": 49,
-    "test_maintenance_concurrent_reads.py": 49,
-    "test_cli_validation.py": 49,
-    "test_exact.py": 45,
-    "test_datasource_python.py": 45,
-    "test_session_connect.py": 42,
-    "test_hudi_fixtures.py": 38,
-    "test_hudi_maintenance.py": 36,
-    "test_demo.py": 36,
+    "test_differential.py": 169,
+    "test_index_contract.py": 134,
+    "test_refresh.py": 121,
+    "test_refresh_change_data.py": 96,
+    "test_refresh_stamped.py": 93,
+    "test_refresh_state_machine.py": 92,
+    "test_foreign_tables.py": 85,
+    "test_format_contract.py": 81,
+    "test_spark_source.py": 75,
+    "test_hudi_writer.py": 53,
+    "test_differential_regressions.py": 51,
+    "test_session_connect.py": 51,
+    "test_maintenance_concurrent_reads.py": 44,
+    "test_datasource_python.py": 41,
+    "test_sieve_delta.py": 44,
+    "test_build_hints.py": 39,
+    "test_exact_spark_files.py": 38,
+    "test_hudi_maintenance.py": 37,
+    "test_hudi_fixtures.py": 36,
     "test_bloom.py": 35,
-    "test_heartbeat.py": 33,
-    "test_end_to_end.py": 30,
-    "test_sieve_spark.py": 29,
-    "test_example_index_type.py": 29,
-    "test_cli.py": 28,
-    "test_iceberg_plugin.py": 26,
-    "test_compare_report.py": 25,
+    "test_end_to_end.py": 34,
+    "test_exact.py": 34,
+    "test_demo.py": 30,
+    "test_cli.py": 30,
+    "test_example_index_type.py": 30,
+    "test_cli_front.py": 29,
+    "test_hudi_mor_writer.py": 28,
+    "test_compare_report.py": 29,
+    "test_cli_validation.py": 28,
+    "test_sieve_spark.py": 27,
+    "test_iceberg_plugin.py": 27,
+    "test_write_layout.py": 24,
+    "test_heartbeat.py": 24,
+    "test_time_zone.py": 22,
     "test_refresh_float_keys.py": 23,
-    "test_hudi_mor_writer.py": 23,
-    "test_write_layout.py": 22,
+    "test_index_health.py": 22,
 }
 
 

@@ -102,7 +102,7 @@ import json
 import math
 import os
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any, ClassVar, NoReturn
 
 import pyarrow as pa
@@ -326,28 +326,41 @@ def spark_semantics_key(value: Any) -> Any:
     return value
 
 
+def _matcher(query: KeyQuery) -> Callable[[Any], bool]:
+    """A test of a non-null value's :func:`spark_semantics_key` against ``query``.
+
+    The query's own values are put in that order once, not once per row.
+    """
+    if query.kind == "points":
+        points = [spark_semantics_key(x) for x in query.values if x is not None]
+        return lambda v: any(v == p for p in points)
+    low = None if query.low is None else spark_semantics_key(query.low)
+    high = None if query.high is None else spark_semantics_key(query.high)
+
+    def test(v: Any) -> bool:
+        if low is not None and (v < low or (v == low and not query.low_inclusive)):
+            return False
+        return not (high is not None and (v > high or (v == high and not query.high_inclusive)))
+
+    return test
+
+
 def _matches(value: Any, query: KeyQuery) -> bool:
     if query.kind == "is_null":
         return value is None
     if value is None:
         return False
-    v = spark_semantics_key(value)
-    if query.kind == "points":
-        return any(x is not None and v == spark_semantics_key(x) for x in query.values)
-    if query.low is not None:
-        low = spark_semantics_key(query.low)
-        if v < low or (v == low and not query.low_inclusive):
-            return False
-    if query.high is not None:
-        high = spark_semantics_key(query.high)
-        if v > high or (v == high and not query.high_inclusive):
-            return False
-    return True
+    return _matcher(query)(spark_semantics_key(value))
 
 
 def true_locations(rows: list[Row], query: KeyQuery) -> frozenset[str]:
     """The locations holding a row that matches ``query`` (brute force, in Python)."""
-    return frozenset(loc for value, loc in rows if _matches(value, query))
+    if query.kind == "is_null":
+        return frozenset(loc for value, loc in rows if value is None)
+    test = _matcher(query)
+    return frozenset(
+        loc for value, loc in rows if value is not None and test(spark_semantics_key(value))
+    )
 
 
 def spark_literal(value: Any, key_type: str) -> str:
@@ -516,10 +529,17 @@ def key_queries(values: st.SearchStrategy[Any], rows: list[Row]) -> st.SearchStr
 def standard_queries(rows: list[Row]) -> list[KeyQuery]:
     """IS NULL, the unbounded range and a point per distinct key (at most ten)."""
     seen: list[Any] = []
+    canon: list[Any] = []
     for k, _ in rows:
-        if k is not None and all(spark_semantics_key(k) != spark_semantics_key(s) for s in seen):
+        if len(seen) == 10:
+            break
+        if k is None:
+            continue
+        c = spark_semantics_key(k)
+        if all(c != s for s in canon):
             seen.append(k)
-    return [KeyQuery("is_null"), KeyQuery("range")] + [KeyQuery("points", (k,)) for k in seen[:10]]
+            canon.append(c)
+    return [KeyQuery("is_null"), KeyQuery("range")] + [KeyQuery("points", (k,)) for k in seen]
 
 
 def draw_delta(
