@@ -22,6 +22,12 @@ def test_names_sharing_a_code_are_refused() -> None:
     assert LocationCodes.from_codes({"a": 1, "b": 1}, ["a", "b"]) is None
 
 
+def test_a_name_no_utf8_spells_sends_the_build_to_the_join() -> None:
+    """A lone surrogate (an undecodable byte of a file name) has no UTF-8 bytes to hash."""
+    assert LocationCodes.of(None, ["part=0/fg-1", "bad-\udcff.parquet"]) is None
+    assert LocationCodes.of(None, ["part=0/fg-1"]) is not None
+
+
 @pytest.mark.spark
 def test_spark_codes_of_names_are_the_codes_of_rows(spark: Any) -> None:
     """The driver's codes equal the per-row expression's, and a null location is no name's code."""

@@ -63,7 +63,7 @@ class LocationCodes:
 
     @classmethod
     def of(cls, spark: SparkSession | None, names: Sequence[str]) -> LocationCodes | None:
-        """Codes of ``names`` (``None``: no names, or two share a code).
+        """Codes of ``names`` (``None``: no names, two share a code, or one is not UTF-8).
 
         Each is what Spark's :func:`code_column` gives the name, computed here
         without a job (:func:`lakesieve.keys.xxhash64.spark_xxhash64`);
@@ -72,7 +72,11 @@ class LocationCodes:
         distinct = sorted(set(names))
         if not distinct:
             return None
-        return cls.from_codes({n: spark_xxhash64(n) for n in distinct}, distinct)
+        try:
+            code_of = {n: spark_xxhash64(n) for n in distinct}
+        except UnicodeEncodeError:  # a name no UTF-8 spells (a lone surrogate): use the join
+            return None
+        return cls.from_codes(code_of, distinct)
 
     @classmethod
     def from_codes(cls, code_of: Mapping[str, int], names: Sequence[str]) -> LocationCodes | None:
