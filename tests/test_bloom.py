@@ -379,7 +379,7 @@ def test_one_shuffle_build_equals_local_build(spark: Any, key_type: str) -> None
 
     rows = [*_sample_rows(key_type), (None, "part=0/fg-0"), (None, "part=5/only-nulls")]
     names = sorted({loc for _, loc in rows})
-    codes = LocationCodes.of(spark, names)
+    codes = LocationCodes.of(names)
     assert codes is not None
     params = plugin.BloomIndexType().validate({"fpp": "0.02"}, key_type)
     got = filters_by_code(spark, _spark_frame(spark, key_type, rows), key_type, params, codes, None)
@@ -388,7 +388,7 @@ def test_one_shuffle_build_equals_local_build(spark: Any, key_type: str) -> None
     local = _build(rows, key_type, fpp="0.02")
     assert built.meta == local.meta
     assert built.files["filters"].equals(local.files["filters"])
-    stranger = LocationCodes.of(spark, names[1:])
+    stranger = LocationCodes.of(names[1:])
     assert stranger is not None
     assert (
         filters_by_code(spark, _spark_frame(spark, key_type, rows), key_type, params, stranger, 4)

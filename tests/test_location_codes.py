@@ -24,22 +24,22 @@ def test_names_sharing_a_code_are_refused() -> None:
 
 def test_a_name_no_utf8_spells_sends_the_build_to_the_join() -> None:
     """A lone surrogate (an undecodable byte of a file name) has no UTF-8 bytes to hash."""
-    assert LocationCodes.of(None, ["part=0/fg-1", "bad-\udcff.parquet"]) is None
-    assert LocationCodes.of(None, ["part=0/fg-1"]) is not None
+    assert LocationCodes.of(["part=0/fg-1", "bad-\udcff.parquet"]) is None
+    assert LocationCodes.of(["part=0/fg-1"]) is not None
 
 
 @pytest.mark.spark
 def test_spark_codes_of_names_are_the_codes_of_rows(spark: Any) -> None:
     """The driver's codes equal the per-row expression's, and a null location is no name's code."""
     names = ["part=0/fg-1", "part=1/fg-2", "é/ü-3"]
-    codes = LocationCodes.of(spark, [*names, names[0]])
+    codes = LocationCodes.of([*names, names[0]])
     assert codes is not None and codes.names == tuple(sorted(names))
     frame = spark.createDataFrame([(n,) for n in [*names, None]], "location string")
     got = [int(r["c"]) for r in frame.select(code_column().alias("c")).collect()]
     ids, known = codes.ids_of(np.array(got, np.int64))
     assert known.tolist() == [True, True, True, False]
     assert [codes.names[i] for i in ids[:3]] == names
-    assert LocationCodes.of(spark, []) is None
+    assert LocationCodes.of([]) is None
 
 
 def _names_of_every_length() -> list[str]:

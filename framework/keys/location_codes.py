@@ -29,7 +29,7 @@ import numpy as np
 from lakesieve.keys.xxhash64 import spark_xxhash64
 
 if TYPE_CHECKING:
-    from pyspark.sql import Column, SparkSession
+    from pyspark.sql import Column
 
 #: Name of the code column builds put beside the key.
 CODE_COLUMN = "code"
@@ -62,12 +62,11 @@ class LocationCodes:
     code_ids: np.ndarray
 
     @classmethod
-    def of(cls, spark: SparkSession | None, names: Sequence[str]) -> LocationCodes | None:
+    def of(cls, names: Sequence[str]) -> LocationCodes | None:
         """Codes of ``names`` (``None``: no names, two share a code, or one is not UTF-8).
 
         Each is what Spark's :func:`code_column` gives the name, computed here
-        without a job (:func:`lakesieve.keys.xxhash64.spark_xxhash64`);
-        ``spark`` is not used.
+        without a job (:func:`lakesieve.keys.xxhash64.spark_xxhash64`).
         """
         distinct = sorted(set(names))
         if not distinct:

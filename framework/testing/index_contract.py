@@ -345,14 +345,6 @@ def _matcher(query: KeyQuery) -> Callable[[Any], bool]:
     return test
 
 
-def _matches(value: Any, query: KeyQuery) -> bool:
-    if query.kind == "is_null":
-        return value is None
-    if value is None:
-        return False
-    return _matcher(query)(spark_semantics_key(value))
-
-
 def true_locations(rows: list[Row], query: KeyQuery) -> frozenset[str]:
     """The locations holding a row that matches ``query`` (brute force, in Python)."""
     if query.kind == "is_null":

@@ -352,7 +352,7 @@ def build_spark(
 
     KeyOrder.of(key_type, INDEX_TYPE)
     full = parse_bloom_options(params)
-    codes = LocationCodes.of(spark, locations) if locations else None
+    codes = LocationCodes.of(locations) if locations else None
     if codes is not None:
         rows = filters_by_code(spark, relation, key_type, full, codes, rows_hint)
         if rows is not None:

@@ -152,7 +152,7 @@ def _write(
     from pyspark.sql import functions as F
 
     names = sorted(set(locations or ()))
-    codes = LocationCodes.of(spark, names) if names else None
+    codes = LocationCodes.of(names) if names else None
     # rows are counted per (key, location) in the JVM inside each range (the range
     # partitioning already clusters the groups: no second shuffle), so the tasks'
     # Python side receives pairs, not rows
@@ -205,7 +205,7 @@ def _build_spark_files(
     """A format-3 index (:mod:`~lakesieve.indexes.exact.spark_files`), or ``None`` where it cannot be."""
     if not spark_files.suits(order) or not locations:
         return None
-    codes = LocationCodes.of(spark, sorted(set(locations)))
+    codes = LocationCodes.of(sorted(set(locations)))
     if codes is None:
         return None
     written = spark_files.write_spark_files(

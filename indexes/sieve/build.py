@@ -287,7 +287,7 @@ def _build_known(
     names share a hash or a row's location is not among ``locations``.
     """
     p = SieveParams.from_dict(full)
-    located = LocationCodes.of(spark, locations)
+    located = LocationCodes.of(locations)
     if located is None:
         return None
     names = list(located.names)
