@@ -32,6 +32,7 @@ from lakesieve.contract.protocols import (
     IndexType,
     MultiPassBuild,
     ReadsChangeImages,
+    RebuildsLocations,
     TableFormat,
 )
 from lakesieve.errors import (
@@ -96,6 +97,7 @@ __all__ = [
     "PluginError",
     "ReadUnit",
     "ReadsChangeImages",
+    "RebuildsLocations",
     "Snapshot",
     "TableFormat",
     "TableFormatBase",

@@ -31,6 +31,7 @@ from lakesieve.maintenance.refresh import (
     RefreshPolicy,
     RefreshResult,
     compact_index,
+    compaction_work,
     refresh_index,
 )
 from lakesieve.maintenance.repair import refresh_broken
@@ -281,8 +282,7 @@ class Table:
         driver (within ``RefreshPolicy.driver_max_mb``).
         """
         definitions = [self.index(name)] if name else self.indexes()
-        heads = [d.latest() for d in definitions]
-        work = any(h is not None and h.is_delta for h in heads)
+        work = any(compaction_work(self.states, d) for d in definitions)
         with self.store.writing() if work else contextlib.nullcontext():
             sessions = SessionOnDemand(spark, spark_conf)
             policy = policy or self.refresh_policy

@@ -257,6 +257,63 @@ def test_removed_keys_keep_their_bits_until_a_rebuild() -> None:
     assert merged.lookup(KeyQuery("points", ("d",))).locations == frozenset()  # z: nulls only
     assert merged.lookup(KeyQuery("is_null")).locations == {"z"}
     assert merged.num_bits[merged.locations.tolist().index("x")] == index.num_bits[0]
+    # changed filters are marked; the one the delta brought whole is as a build writes it
+    assert dict(zip(merged.locations.tolist(), merged.as_built.tolist(), strict=True)) == {
+        "w": True,
+        "x": False,
+        "z": False,
+    }
+    assert plugin.BloomIndexType().inexact_locations(merged) == ["x", "z"]
+
+
+def test_filters_built_again_equal_a_fresh_build() -> None:
+    """Dropping the changed filters and folding their locations' rows back in gives a build's table."""
+    itype = plugin.BloomIndexType()
+    before = [(k, f"loc{k % 3}") for k in range(60)] + [(None, "loc0")]
+    after = [(k, loc) for k, loc in before if k is None or k % 5] + [
+        (k, f"loc{k % 4}") for k in range(100, 400)
+    ]
+    removed = [(k, loc, -1) for k, loc in before if k is not None and not k % 5]
+    delta = removed + [(k, f"loc{k % 4}", 1) for k in range(100, 400)]
+    index = _load(_build(before, "bigint"))
+    assert itype.inexact_locations(index) == []
+    changes = filter_rows_local(
+        pa.array([k for k, _, _ in delta], pa.int64()),
+        [loc for _, loc, _ in delta],
+        [n for _, _, n in delta],
+        "bigint",
+        index.params,
+        filter_shapes(index),
+    )
+    merged = _load(merge_changes(index, changes, index.params))
+    stale = itype.inexact_locations(merged)
+    assert stale == ["loc0", "loc1", "loc2"]  # loc3 came whole
+    kept = itype.without_locations(merged, [*stale, "not-there"])
+    assert kept.locations.tolist() == ["loc3"]
+    again = [(k, loc, 1) for k, loc in after if loc in stale]
+    rebuilt = itype.apply_delta_arrow(
+        kept,
+        pa.table(
+            {
+                "key": pa.array([k for k, _, _ in again], pa.int64()),
+                "location": [loc for _, loc, _ in again],
+                "count": pa.array([n for _, _, n in again], pa.int64()),
+            }
+        ),
+        {},
+    )
+    assert rebuilt is not None
+    fresh = _build(after, "bigint")
+    assert rebuilt.files["filters"].equals(fresh.files["filters"])
+    assert not merged.filters.equals(fresh.files["filters"])  # the fold alone is not a build
+
+
+def test_an_index_stored_without_as_built_reads_as_every_filter_changed() -> None:
+    built = _build([(1, "a"), (2, "b")], "bigint")
+    older = built.files["filters"].drop_columns(["as_built"])
+    index = load_index(BuiltIndex(files={"filters": older}, meta=built.meta))
+    assert index.as_built.tolist() == [False, False]
+    assert index.lookup(KeyQuery("points", (2,))).locations == {"b"}
 
 
 # ---------------------------------------------------------------------------

@@ -279,6 +279,38 @@ class FoldsOnDriver(Protocol):
 
 
 @runtime_checkable
+class RebuildsLocations(Protocol):
+    """Optional for an :class:`IndexType`: compaction gives it back what a build would have written.
+
+    For an index type whose entry for a location depends only on that
+    location's rows (a Bloom filter per location), folding a delta keeps a
+    correct entry that a build would not write (a filter sized for the keys
+    it first held, removed keys' bits kept: more false positives). Compaction
+    asks such a type which locations' entries folds have changed
+    (:meth:`inexact_locations`), reads those locations' rows at the
+    compaction's instant, and folds them, every row counted ``+1``, into the
+    index without those locations (:meth:`without_locations`), through
+    :meth:`IndexType.apply_delta` or ``apply_delta_arrow``. A location a
+    delta brings in whole is new to the fold and must come out as a build
+    writes it; so the compacted index is the one a fresh build writes.
+    """
+
+    def inexact_locations(self, index: Any) -> list[str]:
+        """Locations of the loaded ``index`` whose entry a fresh build would write differently.
+
+        Every location a fold changed since its entry was built from all of
+        its rows; a location the fold added whole is not among them.
+        """
+
+    def without_locations(self, index: Any, locations: Sequence[str]) -> Any:
+        """The loaded ``index`` with no entry for ``locations`` (names it does not hold are ignored).
+
+        The result is handed to ``apply_delta`` or ``apply_delta_arrow``
+        with the rows of those locations; it is never stored as it is.
+        """
+
+
+@runtime_checkable
 class HasTableId(Protocol):
     """Optional for a :class:`TableFormat`: an identity the table keeps for its whole life.
 

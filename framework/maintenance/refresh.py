@@ -48,12 +48,21 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
+from lakesieve.contract import registry
+from lakesieve.contract.protocols import RebuildsLocations
 from lakesieve.errors import CommitConflictError, LakesieveError
 from lakesieve.files.arrow_frame import frame_of
 from lakesieve.files.ipc_files import ipc_size
 from lakesieve.keys.key_order import KeyOrder
 from lakesieve.maintenance.index_build import build_state
-from lakesieve.maintenance.refresh_fold import fold, fold_small, folds_on_driver, stored_rows
+from lakesieve.maintenance.refresh_fold import (
+    fold,
+    fold_small,
+    folds_on_driver,
+    rebuild_inexact,
+    rebuilds_locations,
+    stored_rows,
+)
 from lakesieve.maintenance.refresh_local import delta_schema, driver_bytes, local_delta
 from lakesieve.maintenance.refresh_plan import DeltaPlan, DeltaRows, plan_delta, summed_frame
 from lakesieve.maintenance.vacuum import vacuum
@@ -411,6 +420,22 @@ def _driver_delta(
     return DeltaRows(table=rows if rows is not None else delta_schema(key_type).empty_table())
 
 
+def compaction_work(table: TableIndexes, definition: IndexDefinition) -> bool:
+    """Whether :func:`compact_index` has work on ``definition``: deltas to fold or inexact entries."""
+    head = definition.latest()
+    if head is None:
+        return False
+    if head.is_delta:
+        return True
+    itype = registry.index_type(definition.type)
+    if not isinstance(itype, RebuildsLocations):
+        return False
+    try:
+        return bool(itype.inexact_locations(table.load(definition, head)))
+    except Exception:  # an unreadable base: compact_index says what is wrong
+        return True
+
+
 def compact_index(
     table: TableIndexes,
     name: str,
@@ -419,6 +444,12 @@ def compact_index(
     attempts: int = 8,
 ) -> RefreshResult:
     """Fold the newest state's delta chain into a new base at the same instant.
+
+    For an index type that builds inexact entries again
+    (:class:`~lakesieve.contract.protocols.RebuildsLocations`), the entries
+    folds left correct but not as a build writes them are built again from
+    their locations' rows at that instant, also when the newest state is a
+    base: the compacted index is the one a build there writes.
 
     ``spark`` may be ``None`` or a :class:`SessionOnDemand`: an index whose
     newest state is a base needs no session, nor one whose deltas the index
@@ -437,18 +468,33 @@ def compact_index(
             head.instant if head else None,
             retries=attempt,
         )
-        if head is None or not head.is_delta:
+        if head is None or not (head.is_delta or rebuilds_locations(definition)):
             return result
         chain = definition.chain(head)
         target = Instant(head.instant_sort_key, head.instant)
-        stored = sum(s.size_bytes for s in chain[1:])
         built: BuiltIndex | None = None
         how = "compacted"
-        if stored <= policy.driver_max_mb * 2**20:
-            built, how = fold_small(table, definition, chain, None, policy.driver_max_mb)
-        if built is None:
-            built, how = fold(table, sessions.get(), definition, chain, None, target)
-        assert built is not None  # a rebuild where the type cannot fold in place
+        if head.is_delta:
+            stored = sum(s.size_bytes for s in chain[1:])
+            if stored <= policy.driver_max_mb * 2**20:
+                built, how = fold_small(table, definition, chain, None, policy.driver_max_mb)
+            if built is None:
+                built, how = fold(table, sessions.get(), definition, chain, None, target)
+            assert built is not None  # a rebuild where the type cannot fold in place
+        again: BuiltIndex | None = None
+        if how != "rebuilt" and rebuilds_locations(definition):
+            # entries folds left correct but not as a build writes them, built again
+            index = (
+                table.load(definition, head)
+                if built is None
+                else registry.index_type(definition.type).load(built)
+            )
+            again, result.locations_read = rebuild_inexact(
+                table, definition, index, target, policy.driver_max_mb, sessions.get
+            )
+        built = again or built
+        if built is None:  # a base whose entries are all as a build writes them
+            return result
         try:
             _commit_state(table, name, head, built, target, "base", None)
         except _HeadMoved:

@@ -8,22 +8,32 @@ are summed with Spark's equality for keys
 (:func:`~lakesieve.maintenance.refresh_local.spark_sums`) and handed over
 as one table. Otherwise ``IndexType.apply_delta`` folds them in Spark, or the
 index is rebuilt at the instant where the type cannot fold.
+
+A fold is exact for some index types and only correct for others (a Bloom
+filter keeps the size and the removed keys of its first build). Compaction
+then builds those entries again (:func:`rebuild_inexact`, for types that
+implement :class:`~lakesieve.contract.protocols.RebuildsLocations`): it
+reads the rows of the locations the type names, on the driver when they are
+small, and folds them into the index without those locations, so the
+compacted index is what a build at that instant writes.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
 from lakesieve.contract import registry
-from lakesieve.contract.protocols import FoldsOnDriver
+from lakesieve.contract.format_read import read_columns
+from lakesieve.contract.protocols import FoldsOnDriver, RebuildsLocations
 from lakesieve.errors import LakesieveError
 from lakesieve.files.arrow_frame import frame_of
 from lakesieve.keys.key_order import KeyOrder
 from lakesieve.maintenance.index_build import build_state
-from lakesieve.maintenance.refresh_local import spark_sums
-from lakesieve.model import BuiltIndex, Instant
+from lakesieve.maintenance.refresh_local import delta_schema, local_rows, spark_sums
+from lakesieve.model import BuiltIndex, Instant, ReadUnit
 from lakesieve.query.overlay import DELTA_COLUMNS, DELTA_FILE
 from lakesieve.query.planner import LakesieveWarning
 from lakesieve.store.index_log import IndexDefinition, IndexState
@@ -157,3 +167,98 @@ def fold_small(
         )
         return None, "delta"
     return built, "compacted"
+
+
+def _checked(built: object, definition: IndexDefinition, method: str) -> BuiltIndex | None:
+    if built is not None and not isinstance(built, BuiltIndex):
+        raise LakesieveError(
+            f"index type {definition.type!r} returned {type(built).__name__} from {method}"
+        )
+    return built
+
+
+def _small_units(
+    table: TableIndexes, units: tuple[ReadUnit, ...], target: Instant, mb: float
+) -> bool:
+    """Whether reading the key column of ``units`` comes to at most ``mb`` MiB (the driver's share)."""
+    if mb <= 0:
+        return False
+    try:
+        width = max(1, len(table.view.fmt.schema(target.id).names))
+    except Exception:  # the Spark path needs no width
+        return False
+    return sum(max(0, int(u.size_bytes or 0)) for u in units) / width <= mb * 2**20
+
+
+def rebuilds_locations(definition: IndexDefinition) -> bool:
+    """Whether the index type builds inexact entries again at compaction (:func:`rebuild_inexact`)."""
+    return isinstance(registry.index_type(definition.type), RebuildsLocations)
+
+
+def rebuild_inexact(
+    table: TableIndexes,
+    definition: IndexDefinition,
+    index: object,
+    target: Instant,
+    driver_max_mb: float,
+    spark: Callable[[], SparkSession],
+) -> tuple[BuiltIndex | None, int]:
+    """The loaded ``index`` with the entries folds left inexact built again from their rows at ``target``.
+
+    ``(None, 0)`` when the index type is not
+    :class:`~lakesieve.contract.protocols.RebuildsLocations`, names no
+    location, or cannot fold here. The locations' rows are read on the
+    driver when they come to at most ``driver_max_mb`` MiB and the type
+    folds on the driver; otherwise by Spark (``spark()`` starts a session
+    only then). A location no longer in the snapshot simply loses its entry.
+
+    Returns:
+        The new index (``None``: keep the one there is) and the number of
+        locations built again.
+    """
+    itype = registry.index_type(definition.type)
+    if not isinstance(itype, RebuildsLocations):
+        return None, 0
+    stale = sorted(set(itype.inexact_locations(index)))
+    if not stale:
+        return None, 0
+    units = table.view.snapshot_at(target).units_for(set(stale))
+    kept = itype.without_locations(index, stale)
+    key_type = KeyOrder.of(definition.key_type, definition.type).arrow_type()
+    if isinstance(itype, FoldsOnDriver) and _small_units(table, units, target, driver_max_mb):
+        try:
+            rows = local_rows(table, definition.column, key_type, units, target)
+            out = _checked(
+                itype.apply_delta_arrow(kept, rows, definition.params),
+                definition,
+                "apply_delta_arrow",
+            )
+        except Exception as exc:
+            why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            warnings.warn(
+                f"index {definition.name!r} on table {table.path}: the locations to build again "
+                f"cannot be read on the driver ({why}); reading them with Spark",
+                LakesieveWarning,
+                stacklevel=2,
+            )
+            out = None
+        if out is not None:
+            return out, len(stale)
+    session = spark()
+    from pyspark.sql import functions as F
+
+    if units:
+        frame = read_columns(table.view.fmt, session, units, target.id, [definition.column])
+        delta = frame.toDF("key", "location").select(
+            F.col("key"),
+            F.col("location").cast("string").alias("location"),
+            F.lit(1).cast("long").alias("count"),
+        )
+    else:
+        delta = frame_of(session, delta_schema(key_type).empty_table())
+    out = _checked(
+        itype.apply_delta(session, kept, delta, definition.params), definition, "apply_delta"
+    )
+    if out is None:
+        return None, 0
+    return out, len(stale)

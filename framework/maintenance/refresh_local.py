@@ -47,7 +47,14 @@ from lakesieve.model import Instant, ReadUnit
 from lakesieve.query.overlay import DELTA_COLUMNS
 from lakesieve.store.index_state import TableIndexes
 
-__all__ = ["delta_schema", "driver_bytes", "local_delta", "spark_keys", "spark_sums"]
+__all__ = [
+    "delta_schema",
+    "driver_bytes",
+    "local_delta",
+    "local_rows",
+    "spark_keys",
+    "spark_sums",
+]
 
 
 def delta_schema(key_type: pa.DataType) -> pa.Schema:
@@ -199,5 +206,29 @@ def local_delta(
             )
         parts.append(_signed(reads, new.location, key_type))
     # each location is summed on its own and the locations are distinct: no further sum
+    schema = delta_schema(key_type)
+    return pa.concat_tables([schema.empty_table(), *parts]).select(list(DELTA_COLUMNS))
+
+
+def local_rows(
+    table: TableIndexes,
+    column: str,
+    key_type: pa.DataType,
+    units: Sequence[ReadUnit],
+    instant: Instant,
+) -> pa.Table:
+    """Every row of ``units`` at ``instant`` as ``(key, location, count)``, summed per key (Spark's equality).
+
+    The rows a build of those locations reads, each counted ``+1``: a delta
+    that brings the locations into an index as a build would (compaction's
+    :func:`~lakesieve.maintenance.refresh_fold.rebuild_inexact`).
+    """
+    by_location: dict[str, list[tuple[ReadUnit, str, int]]] = {}
+    for unit in units:
+        by_location.setdefault(unit.location, []).append((unit, instant.id, 1))
+    parts = [
+        _signed(_whole_reads(table, column, reads), location, key_type)
+        for location, reads in sorted(by_location.items())
+    ]
     schema = delta_schema(key_type)
     return pa.concat_tables([schema.empty_table(), *parts]).select(list(DELTA_COLUMNS))

@@ -66,6 +66,15 @@ Spark on every query, which keeps it usable for Spark-free property tests.
     ``delta_matches_rebuild`` the end state answers like a fresh build. Every
     delta check also asserts that ``apply_delta`` leaves the index it was
     given untouched (the framework keeps answering from it).
+(g) ``test_rebuilt_locations_answer_as_a_build``: for an index type that
+    builds inexact entries again at compaction
+    (:class:`~lakesieve.contract.protocols.RebuildsLocations`), after a
+    random delta the locations it names are dropped
+    (``without_locations``) and folded back from every row they hold, as
+    compaction does, through ``apply_delta`` and (where the type folds on
+    the driver) ``apply_delta_arrow``: answers hold every true location and
+    equal a fresh build's on every query; a fresh build names no location.
+    Skipped for other index types.
     (b), (e) and (f) are skipped, with the reason, for an index type whose
     ``apply_delta`` answers ``None``; a probe on an empty
     index decides that once per index type, before any example is drawn.
@@ -111,7 +120,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from lakesieve.contract import registry
-from lakesieve.contract.protocols import FoldsOnDriver, IndexType
+from lakesieve.contract.protocols import FoldsOnDriver, IndexType, RebuildsLocations
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
 from lakesieve.keys.mapping import KeyKind, parse_key_type
 from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
@@ -1178,6 +1187,49 @@ class IndexContract:
                 for query, got in zip(queries, answers, strict=True):
                     fresh = self.lookup(rebuilt, query).locations
                     assert got == fresh, f"{query}: {got} after two deltas, {fresh} rebuilt"
+
+        run()
+
+    def test_rebuilt_locations_answer_as_a_build(self, contract_spark: Any, key_type: str) -> None:
+        """(g) the entries a delta left inexact, built again from their rows, answer as a fresh build."""
+        itype = self.index_object()
+        if not isinstance(itype, RebuildsLocations):
+            pytest.skip(f"index type {self.index_type!r} does not build locations again")
+        params = self.validate(key_type)
+        self.require_delta(contract_spark, key_type, params)
+        _, examples = self._examples()
+
+        @self._settings(max(1, examples))
+        @given(data=st.data())
+        def run(data: st.DataObject) -> None:
+            rows = self._draw_rows(data, key_type)
+            delta, after = draw_delta(data, self.values(key_type), rows)
+            queries = self._draw_queries(data, key_type, after)
+            truths = self.truths(contract_spark, key_type, after, queries)
+            index = self.load(self.build(contract_spark, key_type, rows, params))
+            assert itype.inexact_locations(index) == [], "a fresh build names inexact locations"
+            frame = self.delta_frame(contract_spark, key_type, delta)
+            updated = self._applied(contract_spark, index, frame, params, queries)
+            stale = set(itype.inexact_locations(updated))
+            fresh = self.load(self.build(contract_spark, key_type, after, params))
+            wanted = [self.lookup(fresh, q).locations for q in queries]
+            again = [(k, loc, 1) for k, loc in after if loc in stale]
+            kept = itype.without_locations(updated, sorted(stale))
+            frame = self.delta_frame(contract_spark, key_type, again)
+            outcomes = [
+                (
+                    "built again by apply_delta",
+                    self._applied(contract_spark, kept, frame, params, queries),
+                )
+            ]
+            on_driver = self._applied_on_driver(kept, key_type, again, params, queries)
+            if on_driver is not None:
+                outcomes.append(("built again by apply_delta_arrow", on_driver))
+            for what, rebuilt in outcomes:
+                assert itype.inexact_locations(rebuilt) == [], f"{what}: inexact locations remain"
+                answers = self._check_answers(rebuilt, truths, queries, what)
+                for query, got, want in zip(queries, answers, wanted, strict=True):
+                    assert got == want, f"{query}: {got} {what}, {want} by a fresh build"
 
         run()
 

@@ -12,19 +12,22 @@ index is rebuilt. What the counts do tell exactly is kept exact: a location
 whose rows reach zero is dropped, and one left with only null keys loses its
 filter. A filter that receives many more keys than it was sized for answers
 with more false positives; ``describe`` reports the estimate
-(``estimated_fpp``) so a rebuild can be scheduled.
+(``estimated_fpp``). Such filters are marked (``as_built`` false): compaction
+reads their locations' rows again and hands them back as new locations of
+the index without them (:func:`without_locations`), whose filters are then
+sized and set exactly as a build sets them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.indexes.bloom.build import filter_rows_local, filters_spark
-from lakesieve.indexes.bloom.lookup import BloomIndex
+from lakesieve.indexes.bloom.lookup import BloomIndex, load_index
 from lakesieve.indexes.bloom.params import parse_bloom_options
 from lakesieve.indexes.bloom.storage import to_built
 from lakesieve.model import BuiltIndex
@@ -107,6 +110,7 @@ def merge_changes(index: BloomIndex, changes: pa.Table, params: Mapping[str, Any
     num_bits = index.num_bits.copy()
     num_hashes = index.num_hashes.astype(np.int32).copy()
     keys, rows, nulls = index.keys.copy(), index.rows.copy(), index.null_count.copy()
+    as_built = index.as_built.astype(bool).copy()
     bits = [index.filter_bytes(i) for i in range(len(names))]
     new_bits = pc.cast(changes.column("bits"), pa.large_binary()).to_pylist()
     for j, name in enumerate(changes.column("location").to_pylist()):
@@ -128,8 +132,12 @@ def merge_changes(index: BloomIndex, changes: pa.Table, params: Mapping[str, Any
                 np.append(rows, d_rows),
                 np.append(nulls, d_nulls),
             )
+            # a location new to the index comes whole in the delta: its filter is
+            # sized for and holds exactly its keys, as a build makes it
+            as_built = np.append(as_built, True)
             bits.append(added)
             continue
+        as_built[i] = False
         rows[i] += d_rows
         nulls[i] += d_nulls
         keys[i] += d_keys
@@ -144,6 +152,7 @@ def merge_changes(index: BloomIndex, changes: pa.Table, params: Mapping[str, Any
     only_nulls = rows <= nulls
     for gone in np.flatnonzero(only_nulls).tolist():
         num_bits[gone], num_hashes[gone], keys[gone], bits[gone] = 0, 0, 0, b""
+        as_built[gone] = False
     keep = rows > 0
     return to_built(
         index.key_type,
@@ -155,4 +164,17 @@ def merge_changes(index: BloomIndex, changes: pa.Table, params: Mapping[str, Any
         rows[keep],
         nulls[keep],
         [b for b, k in zip(bits, keep, strict=True) if k],
+        as_built[keep],
     )
+
+
+def inexact_locations(index: BloomIndex) -> list[str]:
+    """Locations whose filter a delta changed since it was built (``as_built`` false)."""
+    return sorted(index.locations[~index.as_built].tolist())
+
+
+def without_locations(index: BloomIndex, locations: Sequence[str]) -> BloomIndex:
+    """``index`` with no filter for ``locations`` (the names it does not hold are ignored)."""
+    drop = pa.array(sorted(set(locations)), pa.string())
+    keep = pc.invert(pc.is_in(index.filters.column("location"), value_set=drop))
+    return load_index(BuiltIndex(files={"filters": index.filters.filter(keep)}, meta=index.meta))

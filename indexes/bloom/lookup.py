@@ -46,6 +46,8 @@ class BloomIndex:
         keys: distinct keys put in each filter (an upper bound after deltas).
         rows: rows per location.
         null_count: rows with a null key per location.
+        as_built: per location, whether its filter is the one a build writes
+            (false once a delta changed it).
         byte_offset: where each filter starts in ``data``.
         data: all filters' bytes plus one spare byte.
         size_bytes: bytes of the stored Arrow IPC file.
@@ -61,6 +63,7 @@ class BloomIndex:
     keys: np.ndarray
     rows: np.ndarray
     null_count: np.ndarray
+    as_built: np.ndarray
     byte_offset: np.ndarray
     data: np.ndarray
     size_bytes: int
@@ -149,6 +152,9 @@ def load_index(built: BuiltIndex) -> BloomIndex:
     table = built.files.get("filters")
     if not isinstance(table, pa.Table):
         raise BloomFormatError("bloom index file 'filters' is missing")
+    if "as_built" not in table.column_names:
+        # stored before filters said whether a delta changed them: as if every one had
+        table = table.append_column("as_built", pa.array(np.zeros(table.num_rows, bool)))
     try:
         table = table.select(FILTERS_SCHEMA.names).cast(FILTERS_SCHEMA)
     except (KeyError, pa.ArrowException) as exc:
@@ -164,6 +170,9 @@ def load_index(built: BuiltIndex) -> BloomIndex:
     _check(len(set(locations.tolist())) == len(locations), "a location appears twice")
     num_bits, num_hashes = ints("num_bits"), ints("num_hashes")
     rows, nulls, keys = ints("rows"), ints("null_count"), ints("keys")
+    as_built_col = table.column("as_built")
+    _check(as_built_col.null_count == 0, "column 'as_built' has nulls")
+    as_built = np.asarray(as_built_col.combine_chunks(), dtype=bool)
     _check(bool(np.all((num_bits >= 0) & (num_bits % 64 == 0))), "bits not a multiple of 64")
     _check(
         bool(np.all((num_bits == 0) | ((num_hashes >= 1) & (num_hashes <= MAX_HASHES)))),
@@ -195,6 +204,7 @@ def load_index(built: BuiltIndex) -> BloomIndex:
         keys=keys,
         rows=rows,
         null_count=nulls,
+        as_built=as_built,
         byte_offset=(offsets[:-1] - base).astype(np.int64),
         data=data,
         size_bytes=stored_size(built.files),

@@ -69,6 +69,18 @@ class BloomIndexType(IndexTypeBase):
 
         return apply_delta_arrow(index, delta, params or {})
 
+    def inexact_locations(self, index: Any) -> list[str]:
+        """Locations whose filter a delta changed since it was built."""
+        from lakesieve.indexes.bloom.delta import inexact_locations
+
+        return inexact_locations(index)
+
+    def without_locations(self, index: Any, locations: Sequence[str]) -> Any:
+        """The index without those locations' filters (compaction builds them again)."""
+        from lakesieve.indexes.bloom.delta import without_locations
+
+        return without_locations(index, locations)
+
 
 @hookimpl
 def lakesieve_index_types() -> list[IndexType]:

@@ -9,6 +9,11 @@
 ``rows``        int64 rows at the location
 ``null_count``  int64 rows with a null key (IS NULL is answered from it)
 ``bits``        large_binary, ``num_bits / 8`` bytes (see :mod:`filters`)
+``as_built``    bool: the filter is the one a build of the location's rows writes
+                (false once a delta has changed it: still correct, but sized for
+                the keys it first held, with removed keys' bits kept; compaction
+                builds those again). Optional: an index stored without the
+                column reads as every filter changed.
 ==============  ===================================================================
 """
 
@@ -33,6 +38,7 @@ FILTERS_SCHEMA = pa.schema(
         pa.field("rows", pa.int64(), nullable=False),
         pa.field("null_count", pa.int64(), nullable=False),
         pa.field("bits", pa.large_binary(), nullable=False),
+        pa.field("as_built", pa.bool_(), nullable=False),
     ]
 )
 
@@ -53,13 +59,23 @@ def to_built(
     rows: np.ndarray,
     nulls: np.ndarray,
     bits: Sequence[bytes],
+    as_built: np.ndarray | None = None,
 ) -> BuiltIndex:
-    """Assemble the stored table and meta; rows are sorted by location here."""
+    """Assemble the stored table and meta; rows are sorted by location here.
+
+    ``as_built`` says per location whether its filter is the one a build
+    writes (every one when not given: a build's rows).
+    """
     sort = np.argsort(np.asarray(list(locations), dtype=object), kind="stable")
     num_bits = np.asarray(num_bits, dtype=np.int64)[sort]
     rows = np.asarray(rows, dtype=np.int64)[sort]
     nulls = np.asarray(nulls, dtype=np.int64)[sort]
     keys = np.asarray(keys, dtype=np.int64)[sort]
+    built = (
+        np.ones(len(sort), dtype=bool)
+        if as_built is None
+        else np.asarray(as_built, dtype=bool)[sort]
+    )
     table = pa.table(
         [
             pa.array([locations[i] for i in sort], pa.string()),
@@ -69,6 +85,7 @@ def to_built(
             pa.array(rows, pa.int64()),
             pa.array(nulls, pa.int64()),
             pa.array([bits[i] for i in sort], pa.large_binary()),
+            pa.array(built, pa.bool_()),
         ],
         schema=FILTERS_SCHEMA,
     )
