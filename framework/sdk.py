@@ -13,6 +13,7 @@ package may change between releases. What is here:
 - the order-preserving mapping of column values to ``int64`` keys, in Spark
   SQL's order (NaN above every number, ``-0.0 = 0.0``), one value at a time
   and for whole Arrow arrays;
+- the naming rules of entries moved to new locations (:func:`renamed_locations`);
 - the size of index files as the store writes them, and the errors a plugin
   raises.
 
@@ -33,6 +34,7 @@ from lakesieve.contract.protocols import (
     MultiPassBuild,
     ReadsChangeImages,
     RebuildsLocations,
+    RenamesLocations,
     TableFormat,
 )
 from lakesieve.errors import (
@@ -48,6 +50,7 @@ from lakesieve.errors import (
 )
 from lakesieve.files.ipc_files import stored_size
 from lakesieve.keys.key_arrays import map_keys_arrow
+from lakesieve.keys.location_renames import renamed_locations
 from lakesieve.keys.mapping import (
     INT64_MAX,
     INT64_MIN,
@@ -98,6 +101,7 @@ __all__ = [
     "ReadUnit",
     "ReadsChangeImages",
     "RebuildsLocations",
+    "RenamesLocations",
     "Snapshot",
     "TableFormat",
     "TableFormatBase",
@@ -113,6 +117,7 @@ __all__ = [
     "map_keys_arrow",
     "parse_key_type",
     "parse_options",
+    "renamed_locations",
     "select_columns",
     "stored_size",
 ]

@@ -25,13 +25,12 @@ from lakesieve.contract.protocols import TableFormat
 from lakesieve.errors import TableNotFoundError
 from lakesieve.expressions import bind, to_sql
 from lakesieve.expressions.time_zone import session_time_zone
+from lakesieve.maintenance.compaction import compact_index, compaction_work
 from lakesieve.maintenance.index_build import build_declared, declare_index, same_definition
 from lakesieve.maintenance.index_health import broken_head, drop_broken_states
 from lakesieve.maintenance.refresh import (
     RefreshPolicy,
     RefreshResult,
-    compact_index,
-    compaction_work,
     refresh_index,
 )
 from lakesieve.maintenance.repair import refresh_broken

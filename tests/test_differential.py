@@ -329,3 +329,5 @@ def test_ci_share_changed_and_refreshed_tables(spark: Any, fmt: str) -> None:
         assert total.from_change_data > 0, "no refresh read change data files"
     if fmt == "hudi-mor":
         assert total.from_logs > 0, "no refresh read rows from log files alone"
+    if fmt in ("delta", "iceberg"):
+        assert total.renamed > 0, "no refresh followed a rewritten file to its new name"

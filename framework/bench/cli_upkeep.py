@@ -175,6 +175,8 @@ def _measure(
             entry[f"refresh_{key}_engine"] = result["engine"]
             entry[f"refresh_{key}_action"] = result["action"]
             entry[f"refresh_{key}_locations_read"] = result["locations_read"]
+            entry[f"refresh_{key}_locations_renamed"] = result.get("locations_renamed", 0)
+            entry[f"refresh_{key}_delta_rows"] = result["delta_rows"]
             entry[f"refresh_{key}_share_of_build"] = round(
                 seconds / statistics.median(entry["build_seconds"]), 4
             )

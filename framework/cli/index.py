@@ -176,6 +176,11 @@ def _maintain(table: Any, args: argparse.Namespace) -> int:
                 else ""
             )
             + (f"{r.locations_from_logs} from log files alone, " if r.locations_from_logs else "")
+            + (
+                f"{r.locations_renamed} rewritten files followed to their new names, "
+                if r.locations_renamed
+                else ""
+            )
             + f"{r.seconds:.1f}s"
             + (f" on {r.engine}" if r.engine else "")
             + (f" - {r.note}" if r.note else "")

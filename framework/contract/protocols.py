@@ -279,6 +279,30 @@ class FoldsOnDriver(Protocol):
 
 
 @runtime_checkable
+class RenamesLocations(Protocol):
+    """Optional for an :class:`IndexType`: a location's entry can move to another name.
+
+    Delta Lake and Iceberg rewrite a whole file to change a few of its rows:
+    one location leaves the snapshot and another, holding mostly the same
+    rows, enters it. A refresh on the driver pairs such files
+    (:mod:`lakesieve.maintenance.refresh_pairs`), moves each old location's
+    entry to its new name with this method, and folds in a delta of only
+    the keys the new file gained and lost (with
+    :class:`FoldsOnDriver`'s ``apply_delta_arrow``), instead of every row
+    of both files.
+    """
+
+    def rename_locations(self, index: Any, renames: Mapping[str, str]) -> Any | None:
+        """The loaded ``index`` with each old location's entry under its new name.
+
+        ``None`` declines (the refresh then reads the change by location):
+        where an old name has no entry, a new name already has one, or the
+        index cannot rename. The result is handed to ``apply_delta_arrow``;
+        it is never stored as it is, and ``index`` is left as it was.
+        """
+
+
+@runtime_checkable
 class RebuildsLocations(Protocol):
     """Optional for an :class:`IndexType`: compaction gives it back what a build would have written.
 

@@ -29,6 +29,17 @@ the policy asks for runs there too where the index type folds on the driver
 (:class:`~lakesieve.contract.protocols.FoldsOnDriver`): such a refresh starts
 no Spark session. Larger changes, and a rebuild, run as Spark jobs.
 
+**Rewritten files followed by name.** Delta Lake and Iceberg rewrite a
+whole file to change a few rows; by location, the delta would hold every
+row of the old file and of the new one. On the driver, for an index type
+that moves entries to new names
+(:class:`~lakesieve.contract.protocols.RenamesLocations`), refresh pairs
+each removed file with the added file that holds most of its keys, moves
+the old file's entry to the new name and folds in only the keys that
+changed: the chain becomes a new base ("compacted"), as a stored delta
+cannot say that a name moved (:mod:`lakesieve.maintenance.refresh_pairs`
+says why that is exact for any pairing).
+
 **Crash safety and concurrency.** Every new state is written as files first
 and becomes visible with one exclusive log commit naming its parent state.
 A refresh killed at any point leaves the previous state (and at worst some
@@ -48,8 +59,6 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from lakesieve.contract import registry
-from lakesieve.contract.protocols import RebuildsLocations
 from lakesieve.errors import CommitConflictError, LakesieveError
 from lakesieve.files.arrow_frame import frame_of
 from lakesieve.files.ipc_files import ipc_size
@@ -57,10 +66,10 @@ from lakesieve.keys.key_order import KeyOrder
 from lakesieve.maintenance.index_build import build_state
 from lakesieve.maintenance.refresh_fold import (
     fold,
+    fold_renamed,
     fold_small,
     folds_on_driver,
-    rebuild_inexact,
-    rebuilds_locations,
+    renames_on_driver,
     stored_rows,
 )
 from lakesieve.maintenance.refresh_local import delta_schema, driver_bytes, local_delta
@@ -131,6 +140,11 @@ class RefreshResult:
 
     ``engine`` says where the work ran: ``"driver"`` (Arrow, no Spark job),
     ``"spark"``, or ``""`` when there was nothing to do.
+    ``locations_renamed`` counts files rewritten copy-on-write whose entries
+    moved to the files that replaced them
+    (:mod:`~lakesieve.maintenance.refresh_pairs`); ``locations_read`` counts
+    both files of each such pair. For compaction, ``locations_read`` counts
+    the locations whose entries were built again from their rows.
     """
 
     index: str
@@ -143,6 +157,7 @@ class RefreshResult:
     locations_stamped: int = 0
     locations_from_change_data: int = 0
     locations_from_logs: int = 0
+    locations_renamed: int = 0
     chain_length: int = 0
     seconds: float = 0.0
     retries: int = 0
@@ -154,11 +169,11 @@ class RefreshResult:
         return asdict(self)
 
 
-class _HeadMoved(Exception):
+class HeadMoved(Exception):
     """Another writer committed a new state for the index meanwhile."""
 
 
-def _on_demand(spark: SparkSession | SessionOnDemand | None) -> SessionOnDemand:
+def on_demand(spark: SparkSession | SessionOnDemand | None) -> SessionOnDemand:
     return spark if isinstance(spark, SessionOnDemand) else SessionOnDemand(spark)
 
 
@@ -192,7 +207,7 @@ def _over_share(chain: list[IndexState], new_bytes: int, policy: RefreshPolicy) 
 # --------------------------------------------------------------------------- new states
 
 
-def _commit_state(
+def commit_state(
     table: TableIndexes,
     name: str,
     head: IndexState | None,
@@ -208,7 +223,7 @@ def _commit_state(
         current = snap.indexes.get(name)
         now = current.latest() if current else None
         if current is None or (head is not None and (now is None or now.state_id != head.state_id)):
-            raise _HeadMoved()
+            raise HeadMoved()
         return [
             add_state_action(
                 name,
@@ -225,9 +240,9 @@ def _commit_state(
 
     try:
         table.store.commit_with_retry(actions)
-    except (_HeadMoved, CommitConflictError):
+    except (HeadMoved, CommitConflictError):
         _discard(table, name, state_id)
-        raise _HeadMoved() from None
+        raise HeadMoved() from None
 
 
 def _discard(table: TableIndexes, name: str, state_id: str) -> None:
@@ -253,7 +268,7 @@ def refresh_index(
     session, and one is started only when a step needs Spark.
     """
     started = time.perf_counter()
-    sessions = _on_demand(spark)
+    sessions = on_demand(spark)
     asked = sessions.asked
     on_timeline = {i.id for i in line}
     for attempt in range(attempts):
@@ -269,6 +284,7 @@ def refresh_index(
             result.chain_length = len(definition.chain(head)) - 1
             return result
         plan: DeltaPlan | None = None
+        renamed: BuiltIndex | None = None
         try:
             if head.instant not in on_timeline:
                 raise LakesieveError(f"index instant {head.instant} is not on the table's timeline")
@@ -276,7 +292,12 @@ def refresh_index(
             start = next(i for i in line if i.id == head.instant)
             plan = plan_delta(table, definition.column, start, target)
             small = _small(table, plan, target, policy)
-            delta = _driver_delta(table, definition, start, target, plan) if small else None
+            pair = small and renames_on_driver(definition)
+            delta = _driver_delta(table, definition, start, target, plan, pair) if small else None
+            if delta is not None and delta.renames:
+                renamed = _fold_renamed(table, definition, chain, delta)
+                if renamed is None:  # declined: the change by location, as without pairs
+                    delta = _driver_delta(table, definition, start, target, plan)
             if delta is None:
                 if small:  # the driver's read moved change data locations: plan again
                     plan = plan_delta(table, definition.column, start, target)
@@ -286,7 +307,7 @@ def refresh_index(
             result.locations_stamped = plan.locations_stamped
             result.locations_from_change_data = plan.locations_imaged
             result.locations_from_logs = plan.locations_from_logs
-        except _HeadMoved:
+        except HeadMoved:
             raise
         except Exception as exc:
             for held in plan.held if plan is not None else ():
@@ -298,7 +319,7 @@ def refresh_index(
                 stacklevel=3,
             )
             try:
-                _commit_state(
+                commit_state(
                     table,
                     name,
                     head,
@@ -307,13 +328,26 @@ def refresh_index(
                     "base",
                     None,
                 )
-            except _HeadMoved:
+            except HeadMoved:
                 continue
             result.action, result.note = (
                 "rebuilt",
                 str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
             )
             result.engine = "spark"
+            result.seconds = time.perf_counter() - started
+            return result
+        if renamed is not None and delta is not None and delta.table is not None:
+            # rewritten files followed to their new names: the chain folded into a new base
+            try:
+                commit_state(table, name, head, renamed, target, "base", None)
+            except HeadMoved:
+                continue
+            result.action, result.chain_length = "compacted", 0
+            result.delta_rows, result.locations_renamed = delta.table.num_rows, len(delta.renames)
+            if policy.vacuum_after_compaction:
+                vacuum(table, policy.vacuum_grace_seconds)
+            result.engine = "spark" if sessions.asked > asked else "driver"
             result.seconds = time.perf_counter() - started
             return result
         collected = delta.table if delta is not None else None
@@ -352,8 +386,8 @@ def refresh_index(
                     )
             if built is not None:
                 try:
-                    _commit_state(table, name, head, built, target, "base", None)
-                except _HeadMoved:
+                    commit_state(table, name, head, built, target, "base", None)
+                except HeadMoved:
                     continue
                 result.action, result.chain_length = how, 0
                 if policy.vacuum_after_compaction:
@@ -365,8 +399,8 @@ def refresh_index(
                 meta = {"delta_rows": rows, "from_instant": head.instant}
                 built = BuiltIndex(files=files, meta=meta)
                 try:
-                    _commit_state(table, name, head, built, target, "delta", chain[0].state_id)
-                except _HeadMoved:
+                    commit_state(table, name, head, built, target, "delta", chain[0].state_id)
+                except HeadMoved:
                     continue
                 result.action, result.chain_length = "delta", deltas + 1
         finally:
@@ -380,6 +414,25 @@ def refresh_index(
     raise CommitConflictError(
         f"index {name!r} on table {table.path}: {attempts} refreshes in a row lost a race to other writers"
     )
+
+
+def _fold_renamed(
+    table: TableIndexes, definition: IndexDefinition, chain: list[IndexState], delta: DeltaRows
+) -> BuiltIndex | None:
+    """:func:`~lakesieve.maintenance.refresh_fold.fold_renamed` of a paired delta; ``None`` with a warning if it fails."""
+    if delta.table is None:
+        return None
+    try:
+        return fold_renamed(table, definition, chain, delta.table, delta.renames)
+    except Exception as exc:
+        warnings.warn(
+            f"index {definition.name!r} on table {table.path}: rewritten files cannot be followed "
+            f"to their new names ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); "
+            "reading the change by location",
+            LakesieveWarning,
+            stacklevel=3,
+        )
+        return None
 
 
 def _small(table: TableIndexes, plan: DeltaPlan, end: Instant, policy: RefreshPolicy) -> bool:
@@ -399,15 +452,21 @@ def _driver_delta(
     start: Instant,
     end: Instant,
     plan: DeltaPlan,
+    pair_rewrites: bool = False,
 ) -> DeltaRows | None:
     """The delta read on the driver (``plan`` is small enough); ``None``: read it with Spark.
 
-    A read that fails here (a type the driver cannot cast, a file a plugin
-    reads only in Spark) is left to the Spark path, with a warning.
+    With ``pair_rewrites``, rewritten files are followed to the files that
+    replaced them (the result's ``renames``; see
+    :mod:`~lakesieve.maintenance.refresh_pairs`). A read that fails here (a
+    type the driver cannot cast, a file a plugin reads only in Spark) is
+    left to the Spark path, with a warning.
     """
     try:
         key_type = KeyOrder.of(definition.key_type, definition.type).arrow_type()
-        rows = local_delta(table, definition.column, key_type, start, end, plan)
+        rows, renames = local_delta(
+            table, definition.column, key_type, start, end, plan, pair_rewrites
+        )
     except Exception as exc:
         warnings.warn(
             f"index {definition.name!r} on table {table.path}: changes since {start.id} cannot be "
@@ -417,92 +476,6 @@ def _driver_delta(
             stacklevel=3,
         )
         return None
-    return DeltaRows(table=rows if rows is not None else delta_schema(key_type).empty_table())
-
-
-def compaction_work(table: TableIndexes, definition: IndexDefinition) -> bool:
-    """Whether :func:`compact_index` has work on ``definition``: deltas to fold or inexact entries."""
-    head = definition.latest()
-    if head is None:
-        return False
-    if head.is_delta:
-        return True
-    itype = registry.index_type(definition.type)
-    if not isinstance(itype, RebuildsLocations):
-        return False
-    try:
-        return bool(itype.inexact_locations(table.load(definition, head)))
-    except Exception:  # an unreadable base: compact_index says what is wrong
-        return True
-
-
-def compact_index(
-    table: TableIndexes,
-    name: str,
-    spark: SparkSession | SessionOnDemand | None,
-    policy: RefreshPolicy,
-    attempts: int = 8,
-) -> RefreshResult:
-    """Fold the newest state's delta chain into a new base at the same instant.
-
-    For an index type that builds inexact entries again
-    (:class:`~lakesieve.contract.protocols.RebuildsLocations`), the entries
-    folds left correct but not as a build writes them are built again from
-    their locations' rows at that instant, also when the newest state is a
-    base: the compacted index is the one a build there writes.
-
-    ``spark`` may be ``None`` or a :class:`SessionOnDemand`: an index whose
-    newest state is a base needs no session, nor one whose deltas the index
-    type folds on the driver (within the policy's ``driver_max_mb``).
-    """
-    started = time.perf_counter()
-    sessions = _on_demand(spark)
-    asked = sessions.asked
-    for attempt in range(attempts):
-        definition = table.index(name)
-        head = definition.latest()
-        result = RefreshResult(
-            name,
-            "nothing to compact",
-            head.instant if head else None,
-            head.instant if head else None,
-            retries=attempt,
-        )
-        if head is None or not (head.is_delta or rebuilds_locations(definition)):
-            return result
-        chain = definition.chain(head)
-        target = Instant(head.instant_sort_key, head.instant)
-        built: BuiltIndex | None = None
-        how = "compacted"
-        if head.is_delta:
-            stored = sum(s.size_bytes for s in chain[1:])
-            if stored <= policy.driver_max_mb * 2**20:
-                built, how = fold_small(table, definition, chain, None, policy.driver_max_mb)
-            if built is None:
-                built, how = fold(table, sessions.get(), definition, chain, None, target)
-            assert built is not None  # a rebuild where the type cannot fold in place
-        again: BuiltIndex | None = None
-        if how != "rebuilt" and rebuilds_locations(definition):
-            # entries folds left correct but not as a build writes them, built again
-            index = (
-                table.load(definition, head)
-                if built is None
-                else registry.index_type(definition.type).load(built)
-            )
-            again, result.locations_read = rebuild_inexact(
-                table, definition, index, target, policy.driver_max_mb, sessions.get
-            )
-        built = again or built
-        if built is None:  # a base whose entries are all as a build writes them
-            return result
-        try:
-            _commit_state(table, name, head, built, target, "base", None)
-        except _HeadMoved:
-            continue
-        result.action, result.delta_rows = how, stored_rows(chain)
-        if policy.vacuum_after_compaction:
-            vacuum(table, policy.vacuum_grace_seconds)
-        result.engine = "spark" if sessions.asked > asked else "driver"
-        result.seconds = time.perf_counter() - started
-        return result
-    raise CommitConflictError(f"index {name!r} on table {table.path}: compaction kept losing races")
+    return DeltaRows(
+        table=rows if rows is not None else delta_schema(key_type).empty_table(), renames=renames
+    )

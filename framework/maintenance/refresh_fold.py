@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING
 import pyarrow as pa
 from lakesieve.contract import registry
 from lakesieve.contract.format_read import read_columns
-from lakesieve.contract.protocols import FoldsOnDriver, RebuildsLocations
+from lakesieve.contract.protocols import FoldsOnDriver, RebuildsLocations, RenamesLocations
 from lakesieve.errors import LakesieveError
 from lakesieve.files.arrow_frame import frame_of
 from lakesieve.keys.key_order import KeyOrder
@@ -136,6 +136,54 @@ def fold_on_driver(
             f"index type {definition.type!r} returned {type(built).__name__} from apply_delta_arrow"
         )
     return built
+
+
+def renames_on_driver(definition: IndexDefinition) -> bool:
+    """Whether the index type moves entries to new names and folds on the driver (:func:`fold_renamed`)."""
+    itype = registry.index_type(definition.type)
+    return isinstance(itype, RenamesLocations) and isinstance(itype, FoldsOnDriver)
+
+
+def _renamed_rows(delta: pa.Table, renames: dict[str, str]) -> pa.Table:
+    """A stored delta's rows with each old location name replaced by its new one."""
+    if not delta.num_rows:
+        return delta
+    names = delta.column("location").combine_chunks().cast(pa.string()).to_pylist()
+    moved = pa.array([renames.get(n, n) for n in names], pa.string())
+    return delta.set_column(delta.schema.get_field_index("location"), "location", moved)
+
+
+def fold_renamed(
+    table: TableIndexes,
+    definition: IndexDefinition,
+    chain: list[IndexState],
+    extra: pa.Table,
+    renames: dict[str, str],
+) -> BuiltIndex | None:
+    """The chain's base with entries moved by ``renames``, then every delta and ``extra`` folded in.
+
+    ``extra`` is a refresh's delta summed by rewrite pairs
+    (:mod:`~lakesieve.maintenance.refresh_pairs`): its rows use the new
+    names. The chain's stored deltas are about the locations of their own
+    instants, so their old names are moved too. ``None`` when the index
+    type does not rename and fold on the driver, declines either, or the
+    deltas pass :data:`DRIVER_FOLD_ROWS` rows: the refresh then reads the
+    change by location.
+    """
+    itype = registry.index_type(definition.type)
+    if not (isinstance(itype, RenamesLocations) and isinstance(itype, FoldsOnDriver)):
+        return None
+    if stored_rows(chain) + extra.num_rows > DRIVER_FOLD_ROWS:
+        return None
+    moved = itype.rename_locations(table.load(definition, chain[0]), renames)
+    if moved is None:
+        return None
+    key_type = KeyOrder.of(definition.key_type, definition.type).arrow_type()
+    stored = [_renamed_rows(t, renames) for t in stored_deltas(table, chain)]
+    delta = spark_sums([*stored, extra], key_type) if stored else extra
+    return _checked(
+        itype.apply_delta_arrow(moved, delta, definition.params), definition, "apply_delta_arrow"
+    )
 
 
 def folds_on_driver(definition: IndexDefinition) -> bool:

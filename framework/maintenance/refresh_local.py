@@ -24,7 +24,10 @@ Spark path computes, row for row, and it is stored or folded the same way
 
 Each location is summed on its own, so the memory held is one location's
 distinct changed keys (plus the record ids of its changed rows), whatever
-the number of locations.
+the number of locations. A refresh that pairs rewritten files
+(:mod:`lakesieve.maintenance.refresh_pairs`) holds the key column of the
+locations that left and entered the snapshot while it pairs them: at most
+the bytes the policy lets the driver read.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
+from lakesieve.maintenance.refresh_pairs import pair_rewrites as pairs_of
 from lakesieve.maintenance.refresh_plan import DeltaPlan, unimage
 from lakesieve.maintenance.refresh_stamped import (
     PAIR_IDS,
@@ -159,8 +163,18 @@ def local_delta(
     start: Instant,
     end: Instant,
     plan: DeltaPlan,
-) -> pa.Table | None:
-    """The summed ``(key, location, count)`` delta read on the driver; ``None`` when nothing to read.
+    pair_rewrites: bool = False,
+) -> tuple[pa.Table | None, dict[str, str]]:
+    """The summed ``(key, location, count)`` delta read on the driver (``None``: nothing to read), and its renames.
+
+    With ``pair_rewrites``, a location that left the snapshot and one that
+    entered it holding most of its keys (a file rewritten copy-on-write,
+    :func:`~lakesieve.maintenance.refresh_pairs.pair_rewrites`) are summed
+    together under the new name, and the second value maps each such old
+    name to its new one: the delta is then right only for an index whose
+    entries of the old names were moved to the new ones first. Without it
+    (or with nothing to pair) the renames are empty and the delta is by
+    location.
 
     Args:
         table: the table's indexes (its view reads the units).
@@ -178,11 +192,34 @@ def local_delta(
             general.setdefault(unit.location, []).append((unit, instant.id, sign))
     stamped = plan.stamped_new_units
     if not general and not stamped:
-        return None
-    parts = [
-        _signed(_whole_reads(table, column, reads), location, key_type)
-        for location, reads in sorted(general.items())
-    ]
+        return None, {}
+    held: dict[str, list[tuple[pa.Array, int]]] = {}
+    renames: dict[str, str] = {}
+    if pair_rewrites:
+        gone = [loc for loc, reads in general.items() if all(r[2] < 0 for r in reads)]
+        came = [loc for loc, reads in general.items() if all(r[2] > 0 for r in reads)]
+        if gone and came:
+            for loc in gone + came:
+                held[loc] = [
+                    (spark_keys(keys.cast(key_type)), sign)
+                    for keys, sign in _whole_reads(table, column, general[loc])
+                ]
+            renames = pairs_of(
+                {loc: [k for k, _ in held[loc]] for loc in gone},
+                {loc: [k for k, _ in held[loc]] for loc in came},
+            )
+    old_of_new = {new: old for old, new in renames.items()}
+    parts = []
+    for location, whole in sorted(general.items()):
+        if location in renames:  # summed with the location that replaced it
+            continue
+        if location in old_of_new:
+            both = held[old_of_new[location]] + held[location]
+            parts.append(_signed(iter(both), location, key_type))
+        elif location in held:
+            parts.append(_signed(iter(held[location]), location, key_type))
+        else:
+            parts.append(_signed(_whole_reads(table, column, whole), location, key_type))
     rid, wtime = plan.record_id_column, plan.write_time_column
     if stamped and (rid is None or wtime is None):
         raise ValueError("stamped locations without a record id and a write time column")
@@ -207,7 +244,7 @@ def local_delta(
         parts.append(_signed(reads, new.location, key_type))
     # each location is summed on its own and the locations are distinct: no further sum
     schema = delta_schema(key_type)
-    return pa.concat_tables([schema.empty_table(), *parts]).select(list(DELTA_COLUMNS))
+    return pa.concat_tables([schema.empty_table(), *parts]).select(list(DELTA_COLUMNS)), renames
 
 
 def local_rows(

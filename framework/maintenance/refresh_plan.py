@@ -358,6 +358,11 @@ def stamped_changes(
 class DeltaRows:
     """A delta's summed ``(key, location, count)`` rows: a Spark frame, or a table on the driver.
 
+    ``renames`` maps locations that left the snapshot to the ones that
+    replaced them, when the delta was summed by those pairs
+    (:mod:`~lakesieve.maintenance.refresh_pairs`): it is then right only
+    for an index whose entries were moved to the new names first.
+
     ``table`` is set when the delta was brought to the driver by the job that
     computed it (a stamped delta alone, summed in its tasks, within
     :data:`~lakesieve.maintenance.refresh_stamped.COLLECT_ROWS`); ``frame`` otherwise.
@@ -365,6 +370,7 @@ class DeltaRows:
 
     frame: DataFrame | None = None
     table: pa.Table | None = None
+    renames: dict[str, str] = field(default_factory=dict)
 
 
 def summed_frame(

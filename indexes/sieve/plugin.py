@@ -8,12 +8,15 @@ type. Lookup and describe are answered by the loaded index object
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from lakesieve.contract.hookspecs import hookimpl
 from lakesieve.contract.plugin_base import IndexTypeBase
 from lakesieve.indexes.sieve.params import INDEX_TYPE, parse_options
+from lakesieve.keys.location_renames import renamed_locations
 from lakesieve.keys.mapping import parse_key_type
 
 if TYPE_CHECKING:
@@ -77,6 +80,13 @@ class SieveIndexType(IndexTypeBase):
             np.asarray(delta.column("count").combine_chunks().cast(pa.int64()), dtype=np.int64),
             params or {},
         )
+
+    def rename_locations(self, index: Any, renames: Mapping[str, str]) -> Any | None:
+        """Move entries to new names: a location's id keeps its place, only its name changes."""
+        names = renamed_locations(index.locations.tolist(), renames)
+        if names is None:
+            return None
+        return dataclasses.replace(index, locations=np.array(names, dtype=object))
 
 
 @hookimpl

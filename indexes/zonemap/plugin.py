@@ -8,16 +8,19 @@ type. Lookup and describe are answered by the loaded index object
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+import pyarrow as pa
 from lakesieve.contract.hookspecs import hookimpl
 from lakesieve.contract.plugin_base import IndexTypeBase
 from lakesieve.indexes.zonemap.params import INDEX_TYPE, parse_zonemap_options
 from lakesieve.keys.key_order import KeyOrder
+from lakesieve.keys.location_renames import renamed_locations
 
 if TYPE_CHECKING:
-    import pyarrow as pa
     from lakesieve.contract.protocols import IndexType
     from lakesieve.model import BuiltIndex
     from pyspark.sql import DataFrame, SparkSession
@@ -68,6 +71,19 @@ class ZoneMapIndexType(IndexTypeBase):
         from lakesieve.indexes.zonemap.delta import apply_delta_arrow
 
         return apply_delta_arrow(index, delta, params or {})
+
+    def rename_locations(self, index: Any, renames: Mapping[str, str]) -> Any | None:
+        """Move entries to new names (rows keep their places; a fold sorts them again)."""
+        names = renamed_locations(index.locations.tolist(), renames)
+        if names is None:
+            return None
+        table = index.zones
+        at = table.schema.get_field_index("location")
+        return dataclasses.replace(
+            index,
+            locations=np.array(names, dtype=object),
+            zones=table.set_column(at, table.schema.field(at), pa.array(names, pa.string())),
+        )
 
 
 @hookimpl

@@ -71,6 +71,8 @@ class Tally:
     matched_rows: int = 0
     from_change_data: int = 0
     from_logs: int = 0
+    #: rewritten files whose index entries a refresh moved to the files replacing them
+    renamed: int = 0
     refusals: list[str] = field(default_factory=list)
     changes: int = 0
     refreshed: int = 0
@@ -156,6 +158,8 @@ class Case:
             self.tally.from_change_data += sum(r.locations_from_change_data for r in refreshed)
             # locations whose rows written since the index were read from log files alone (hudi-mor)
             self.tally.from_logs += sum(r.locations_from_logs for r in refreshed)
+            # rewritten files followed to their new names (Delta, Iceberg copy-on-write)
+            self.tally.renamed += sum(r.locations_renamed for r in refreshed)
         if self._loaded and not mutations:
             return  # the table is as it was: so are its rows
         located = formats.rows_with_location(self.fmt, self.path)

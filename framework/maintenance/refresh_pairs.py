@@ -1,0 +1,117 @@
+"""Following a rewritten file to the file that replaced it, so a refresh's delta stays small.
+
+Delta Lake and Iceberg change rows copy-on-write: a commit that updates a
+few rows of a file removes the whole file and adds a new one holding the
+same rows but those. Their locations are files, so each such file is one
+location leaving the snapshot and another entering it, and a delta by
+location holds every row of both: an upsert of 1.5% of the rows that
+touches every bucket of a table gives a delta of twice the table's rows.
+
+When the index type can move a location's entry to a new name
+(:class:`~lakesieve.contract.protocols.RenamesLocations`), refresh pairs each
+removed location with the added location that holds most of its keys
+(:func:`pair_rewrites`), moves the entry of the old name to the new one,
+and sums the two files' rows into one delta under the new name: ``+1`` for
+the new file's rows, ``-1`` for the old one's. Only the keys the commit
+truly changed are left.
+
+That is exact for any pairing: the entry the index kept for the old file
+covers the old file's keys, and the delta adds what the new file has beyond
+them and removes what it lost, so the moved entry plus the delta covers the
+new file's keys, as a refresh by location would. The pairing only decides
+how small the delta is; so it may look at a sample of each removed file's
+keys, and it gives up (pairs nothing) where keys cannot be compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+__all__ = ["SAMPLE_KEYS", "pair_rewrites"]
+
+#: Distinct keys of a removed location looked up among the added locations' keys.
+SAMPLE_KEYS = 1024
+
+
+def _distinct(parts: Sequence[pa.Array]) -> pa.Array:
+    """The distinct non-null keys of one location's arrays."""
+    if not parts:
+        return pa.array([], pa.null())
+    joined = pa.chunked_array(parts).combine_chunks() if len(parts) > 1 else parts[0]
+    return pc.unique(joined.drop_null())
+
+
+def _sample(keys: pa.Array, size: int) -> pa.Array:
+    """At most ``size`` of ``keys``, evenly spaced (deterministic)."""
+    if len(keys) <= size:
+        return keys
+    return keys.take(pa.array(np.linspace(0, len(keys) - 1, size).astype(np.int64)))
+
+
+def pair_rewrites(
+    removed: Mapping[str, Sequence[pa.Array]],
+    added: Mapping[str, Sequence[pa.Array]],
+    sample: int = SAMPLE_KEYS,
+) -> dict[str, str]:
+    """``old -> new`` for removed locations whose keys mostly reappear in one added location.
+
+    Each removed location's distinct non-null keys (at most ``sample`` of
+    them) are looked up among every added location's; pairs are taken by
+    most keys in common first, each location at most once, and only where
+    the added location holds at least half of the keys looked up. Keys are
+    compared by value in their Arrow type (a float's ``-0.0`` and ``0.0``,
+    or two NaNs, may not meet: a worse pairing, never a wrong delta).
+
+    Args:
+        removed: the key arrays of each location that left the snapshot.
+        added: the key arrays of each location that entered it.
+        sample: most keys of a removed location looked up.
+
+    Returns:
+        The pairs; empty when there is nothing to pair or the keys' type
+        cannot be joined on.
+    """
+    if not removed or not added:
+        return {}
+    old_names, new_names = sorted(removed), sorted(added)
+    try:
+        probes, looked_up = [], np.zeros(len(old_names), np.int64)
+        for i, name in enumerate(old_names):
+            keys = _sample(_distinct(removed[name]), sample)
+            looked_up[i] = len(keys)
+            if len(keys):
+                probes.append(pa.table({"key": keys, "old": pa.array(np.full(len(keys), i))}))
+        targets = []
+        for j, name in enumerate(new_names):
+            keys = _distinct(added[name])
+            if len(keys):
+                targets.append(pa.table({"key": keys, "new": pa.array(np.full(len(keys), j))}))
+        if not probes or not targets:
+            return {}
+        left = pa.concat_tables(probes, promote_options="permissive")
+        right = pa.concat_tables(targets, promote_options="permissive")
+        if left.schema.field("key").type != right.schema.field("key").type:
+            right = right.set_column(
+                0, "key", right.column("key").cast(left.schema.field("key").type)
+            )
+        met = left.join(right, keys="key", join_type="inner", use_threads=False)
+        counts = met.group_by(["old", "new"], use_threads=False).aggregate([("key", "count")])
+    except (pa.ArrowException, TypeError, ValueError):
+        return {}
+    old = np.asarray(counts.column("old"), dtype=np.int64)
+    new = np.asarray(counts.column("new"), dtype=np.int64)
+    common = np.asarray(counts.column("key_count"), dtype=np.int64)
+    pairs: dict[str, str] = {}
+    taken: set[int] = set()
+    for at in np.lexsort((new, old, -common)).tolist():
+        i, j = int(old[at]), int(new[at])
+        name = old_names[i]
+        if name in pairs or j in taken or 2 * int(common[at]) < int(looked_up[i]):
+            continue
+        pairs[name] = new_names[j]
+        taken.add(j)
+    return pairs

@@ -1,0 +1,203 @@
+"""Refresh follows files Delta Lake and Iceberg rewrite copy-on-write to the files that replace them.
+
+An upsert that touches every bucket of a table rewrites every file: by
+location, the refresh's delta would hold every row twice. On the driver,
+refresh pairs each removed file with the added file holding most of its
+keys, moves the index entry to the new name, and folds in only the keys
+that changed (``lakesieve.maintenance.refresh_pairs``). These tests check
+the pairing rules, the renaming rules, and, on tables written by
+lakesieve's own Delta and Iceberg writers and read back by delta-rs and
+pyiceberg, that every index selects every file Spark SQL finds a matching
+row in, after the pairs, after a declined rename and after a failed fold.
+"""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pytest
+from lakesieve.keys.location_renames import renamed_locations
+from lakesieve.maintenance import refresh as refresh_mod
+from lakesieve.maintenance.refresh import RefreshPolicy
+from lakesieve.maintenance.refresh_pairs import pair_rewrites
+from lakesieve.model import WriteOptions
+from lakesieve.query.planner import LakesieveWarning
+from lakesieve.table import Table, write
+from lakesieve.table import open as open_table
+
+from tests.differential.formats import data_files
+from tests.tables import true_locations_each
+
+TYPES = ("sieve", "zonemap", "bloom", "exact")
+RENAMING = ("sieve", "zonemap", "bloom")
+BUCKETS = 4
+#: keep deltas stored whatever their share of the base (the chained case)
+CHAINING = RefreshPolicy(max_delta_share=float("inf"))
+
+
+# ------------------------------------------------------------------ pairing rules
+
+
+def _arrays(*values: list[Any]) -> list[pa.Array]:
+    return [pa.array(v, pa.int64()) for v in values]
+
+
+def test_pairs_follow_most_keys_each_location_once() -> None:
+    removed = {"a": _arrays(list(range(0, 100))), "b": _arrays(list(range(100, 200)))}
+    added = {
+        "x": _arrays(list(range(100, 190)), [500, 501]),  # most of b
+        "y": _arrays(list(range(0, 60)) + list(range(150, 160))),  # most of a
+        "z": _arrays(list(range(60, 100))),  # the rest of a: 40 of 100
+    }
+    assert pair_rewrites(removed, added) == {"a": "y", "b": "x"}
+
+
+def test_no_pair_below_half_of_the_keys() -> None:
+    removed = {"a": _arrays(list(range(0, 100)))}
+    added = {"x": _arrays(list(range(0, 49))), "y": _arrays(list(range(49, 100)))}
+    assert pair_rewrites(removed, added) == {"a": "y"}  # 51 of 100
+    added = {"x": _arrays(list(range(0, 49))), "y": _arrays(list(range(51, 100)))}
+    assert pair_rewrites(removed, added) == {}
+
+
+def test_one_added_location_takes_one_removed() -> None:
+    removed = {"a": _arrays(list(range(10))), "b": _arrays(list(range(10)))}
+    added = {"x": _arrays(list(range(10)))}
+    assert pair_rewrites(removed, added) == {"a": "x"}  # ties go by name
+
+
+def test_sampled_keys_nulls_and_empty_sides() -> None:
+    many = list(range(100_000))
+    assert pair_rewrites({"a": _arrays(many)}, {"x": _arrays(many[::-1])}, sample=64) == {"a": "x"}
+    assert pair_rewrites({"a": _arrays([None, None])}, {"x": _arrays([None])}) == {}
+    assert pair_rewrites({}, {"x": _arrays([1])}) == {}
+    assert pair_rewrites({"a": _arrays([1])}, {}) == {}
+
+
+def test_string_and_unjoinable_keys() -> None:
+    words = [pa.array(["p", "q", "r", None])]
+    assert pair_rewrites({"a": words}, {"x": [pa.array(["q", "r", "s"])]}) == {"a": "x"}
+    lists = [pa.array([[1], [2]])]
+    assert pair_rewrites({"a": lists}, {"x": lists}) == {}  # a list key cannot be joined on
+
+
+def test_renamed_locations_rules() -> None:
+    assert renamed_locations(["a", "b", "c"], {"a": "x", "c": "b2"}) == ["x", "b", "b2"]
+    assert renamed_locations(["a", "b"], {"a": "b", "b": "a"}) == ["b", "a"]  # a swap
+    assert renamed_locations(["a", "b"], {"z": "x"}) is None  # no entry to move
+    assert renamed_locations(["a", "b"], {"a": "b"}) is None  # the new name has one
+    assert renamed_locations(["a", "b"], {"a": "x", "b": "x"}) is None  # two onto one
+
+
+# ------------------------------------------------------------------ tables
+
+
+def _rows(spark: Any, ids: list[int], version: int) -> Any:
+    return spark.createDataFrame(
+        [(i, (i * 7 + version * 3) % 1000, f"s{i % 13}", version) for i in ids],
+        "id bigint, k bigint, s string, v int",
+    )
+
+
+def _written(spark: Any, path: Path, fmt: str) -> Table:
+    """400 rows in :data:`BUCKETS` files bucketed on ``id``, every index type on ``k``."""
+    options = WriteOptions(
+        mode="bulk_insert", record_key=("id",), file_groups=BUCKETS, bucket_column="id"
+    )
+    write(path, _rows(spark, list(range(400)), 0), format=fmt, options=options, spark=spark)
+    table = open_table(path, refresh_policy=CHAINING)
+    for typ in TYPES:
+        table.build_index("k", type=typ, spark=spark)
+    return table
+
+
+def _upsert(spark: Any, path: Path, ids: list[int], version: int) -> None:
+    write(path, _rows(spark, ids, version), options=WriteOptions(mode="upsert"), spark=spark)
+
+
+QUERIES = (
+    "k = 0",
+    "k = 7",
+    "k = 700",
+    "k = 343",
+    "k in (14, 793, 999)",
+    "k between 100 and 120",
+    "k >= 990",
+    "k < 5",
+    "k is null",
+)
+
+
+def _check_truth(spark: Any, table: Table, fmt: str) -> None:
+    """Every index selects every file Spark SQL finds a matching row in (files read by the format's reader)."""
+    by_file = {Path(loc).name: rows for loc, rows in data_files(fmt, Path(table.path))}
+    truths = true_locations_each(spark, QUERIES, by_file)
+    for where, truth in truths.items():
+        plan = table.plan(where)
+        for item in plan.indexes:
+            chosen = {Path(s).name for s in item.selected} if item.answered else set(by_file)
+            assert truth <= chosen, (fmt, item.definition.name, where, truth - chosen)
+
+
+@pytest.mark.parametrize("fmt", ["delta", "iceberg"])
+def test_an_upsert_over_every_bucket_is_refreshed_by_pairs(
+    spark: Any, tmp_path: Path, fmt: str
+) -> None:
+    table = _written(spark, tmp_path / "t", fmt)
+    # a stored delta first (a new file, nothing rewritten), so the pairs fold a chain
+    write(
+        table.path,
+        _rows(spark, list(range(400, 420)), 1),
+        options=WriteOptions(mode="insert"),
+        spark=spark,
+    )
+    first = {r.index: r for r in table.refresh(spark=spark)}
+    assert {r.action for r in first.values()} == {"delta"}, first
+    # updates in every bucket (keys move: k follows v), inserts, so every file is rewritten
+    _upsert(spark, Path(table.path), [*range(0, 400, 9), *range(420, 440)], 2)
+    results = {r.index: r for r in table.refresh(spark=spark)}
+    for typ in RENAMING:
+        r = results[f"k_{typ}"]
+        assert (r.action, r.engine, r.chain_length) == ("compacted", "driver", 0), r
+        assert r.locations_renamed == BUCKETS, r
+        assert 0 < r.delta_rows < 200, r  # the changed keys, not every row of both files
+    exact = results["k_exact"]
+    assert exact.locations_renamed == 0 and exact.delta_rows > 400, exact
+    _check_truth(spark, table, fmt)
+    # the upsert kept the layout (the inserted file's rows went to their buckets);
+    # no index selects more files than the table has
+    total = table.plan(None).locations_total
+    assert total == BUCKETS
+    for where in QUERIES:
+        for item in table.plan(where).indexes:
+            assert len(item.selected) <= total
+
+
+@pytest.mark.parametrize("how", ["declined", "failed"])
+def test_a_rename_not_taken_reads_the_change_by_location(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    table = _written(spark, tmp_path / "t", "delta")
+    _upsert(spark, Path(table.path), list(range(0, 400, 5)), 1)
+    if how == "declined":
+        monkeypatch.setattr(refresh_mod, "fold_renamed", lambda *a, **k: None)
+    else:
+
+        def broken(*args: Any, **kwargs: Any) -> Any:
+            raise RuntimeError("planted failure")
+
+        monkeypatch.setattr(refresh_mod, "fold_renamed", broken)
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        results = {r.index: r for r in table.refresh("k_sieve", spark=spark)}
+    r = results["k_sieve"]
+    assert r.locations_renamed == 0 and r.delta_rows >= 400, r
+    said = [str(w.message) for w in seen if issubclass(w.category, LakesieveWarning)]
+    if how == "failed":
+        assert any("planted failure" in m and "by location" in m for m in said), said
+    else:
+        assert not said, said
+    _check_truth(spark, table, "delta")
