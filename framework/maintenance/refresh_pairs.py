@@ -98,7 +98,8 @@ def pair_rewrites(
             right = right.set_column(
                 0, "key", right.column("key").cast(left.schema.field("key").type)
             )
-        met = left.join(right, keys="key", join_type="inner", use_threads=False)
+        # the sampled side is the small one: it builds the join's hash table
+        met = right.join(left, keys="key", join_type="inner", use_threads=False)
         counts = met.group_by(["old", "new"], use_threads=False).aggregate([("key", "count")])
     except (pa.ArrowException, TypeError, ValueError):
         return {}
