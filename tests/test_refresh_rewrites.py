@@ -29,7 +29,7 @@ from lakesieve.table import Table, write
 from lakesieve.table import open as open_table
 
 from tests.differential.formats import data_files
-from tests.tables import true_locations_each
+from tests.tables import plain_types, true_locations_each
 
 TYPES = ("sieve", "zonemap", "bloom", "exact")
 RENAMING = ("sieve", "zonemap", "bloom")
@@ -133,7 +133,10 @@ QUERIES = (
 
 def _check_truth(spark: Any, table: Table, fmt: str) -> None:
     """Every index selects every file Spark SQL finds a matching row in (files read by the format's reader)."""
-    by_file = {Path(loc).name: rows for loc, rows in data_files(fmt, Path(table.path))}
+    by_file = {
+        Path(loc).name: plain_types(rows).select(["id", "k", "s", "v"])
+        for loc, rows in data_files(fmt, Path(table.path))
+    }
     truths = true_locations_each(spark, QUERIES, by_file)
     for where, truth in truths.items():
         plan = table.plan(where)
@@ -200,4 +203,31 @@ def test_a_rename_not_taken_reads_the_change_by_location(
         assert any("planted failure" in m and "by location" in m for m in said), said
     else:
         assert not said, said
+    _check_truth(spark, table, "delta")
+
+
+def test_a_file_a_stored_delta_brought_in_is_followed_too(spark: Any, tmp_path: Path) -> None:
+    """A file appended after the base (its entry only in a stored delta), then rewritten, still pairs."""
+    from deltalake import DeltaTable, write_deltalake
+
+    table = _written(spark, tmp_path / "t", "delta")
+    ids = list(range(400, 460))
+    appended = pa.table(
+        {
+            "id": pa.array(ids, pa.int64()),
+            "k": pa.array([(i * 7) % 1000 for i in ids], pa.int64()),
+            "s": pa.array([f"s{i % 13}" for i in ids]),
+            "v": pa.array([0] * len(ids), pa.int32()),
+        }
+    )
+    write_deltalake(table.path, appended, mode="append")
+    first = {r.index: r for r in table.refresh(spark=spark)}
+    assert first["k_sieve"].action == "delta" and first["k_sieve"].locations_renamed == 0
+    # delta-rs rewrites the appended file without two of its rows
+    DeltaTable(table.path).delete("id IN (401, 402)")
+    results = {r.index: r for r in table.refresh(spark=spark)}
+    for typ in RENAMING:
+        r = results[f"k_{typ}"]
+        assert (r.action, r.locations_renamed, r.locations_read) == ("compacted", 1, 2), r
+        assert r.delta_rows <= 2, r  # the two deleted keys
     _check_truth(spark, table, "delta")

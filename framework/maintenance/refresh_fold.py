@@ -165,7 +165,9 @@ def fold_renamed(
     ``extra`` is a refresh's delta summed by rewrite pairs
     (:mod:`~lakesieve.maintenance.refresh_pairs`): its rows use the new
     names. The chain's stored deltas are about the locations of their own
-    instants, so their old names are moved too. ``None`` when the index
+    instants, so their old names are moved too; an old name the base does
+    not hold (a file a stored delta brought in) moves with those rows alone.
+    ``None`` when the index
     type does not rename and fold on the driver, declines either, or the
     deltas pass :data:`DRIVER_FOLD_ROWS` rows: the refresh then reads the
     change by location.
@@ -175,7 +177,14 @@ def fold_renamed(
         return None
     if stored_rows(chain) + extra.num_rows > DRIVER_FOLD_ROWS:
         return None
-    moved = itype.rename_locations(table.load(definition, chain[0]), renames)
+    in_base = renames
+    if len(chain) > 1:
+        # a file the chain's deltas brought in has no entry in the base: its rows move
+        # with the stored deltas' names alone
+        base = chain[0]
+        held = table.view.snapshot_at(Instant(base.instant_sort_key, base.instant)).locations
+        in_base = {old: new for old, new in renames.items() if old in held}
+    moved = itype.rename_locations(table.load(definition, chain[0]), in_base)
     if moved is None:
         return None
     key_type = KeyOrder.of(definition.key_type, definition.type).arrow_type()
