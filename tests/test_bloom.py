@@ -236,20 +236,24 @@ def test_delta_never_loses_a_location(key_type: str, data: st.DataObject) -> Non
     assert np.array_equal(merged.null_count, fresh.null_count)
 
 
-def test_removed_keys_keep_their_bits_until_a_rebuild() -> None:
-    rows = [("a", "x"), ("b", "x"), ("c", "y"), (None, "z"), ("d", "z")]
-    index = _load(_build(rows, "string"))
-    order = KeyOrder.of("string")
-    delta = [("a", "x", -1), ("c", "y", -1), ("d", "z", -1), ("e", "w", 1), ("f", "x", 1)]
+def _merged(index: BloomIndex, delta: list[tuple[Any, str, int]], key_type: str) -> BloomIndex:
+    """``index`` with ``delta``'s ``(key, location, count)`` rows folded in on the driver."""
     changes = filter_rows_local(
-        pa.array([k for k, _, _ in delta], order.arrow_type()),
+        pa.array([k for k, _, _ in delta], KeyOrder.of(key_type).arrow_type()),
         [loc for _, loc, _ in delta],
         [n for _, _, n in delta],
-        "string",
+        key_type,
         index.params,
         filter_shapes(index),
     )
-    merged = _load(merge_changes(index, changes, index.params))
+    return _load(merge_changes(index, changes, index.params))
+
+
+def test_removed_keys_keep_their_bits_until_a_rebuild() -> None:
+    rows = [("a", "x"), ("b", "x"), ("c", "y"), (None, "z"), ("d", "z")]
+    index = _load(_build(rows, "string"))
+    delta = [("a", "x", -1), ("c", "y", -1), ("d", "z", -1), ("e", "w", 1), ("f", "x", 1)]
+    merged = _merged(index, delta, "string")
     assert merged.locations.tolist() == ["w", "x", "z"]  # y emptied
     assert merged.lookup(KeyQuery("points", ("a",))).locations == {"x"}  # kept: a superset
     assert merged.lookup(KeyQuery("points", ("f",))).locations == {"x"}
@@ -277,15 +281,7 @@ def test_filters_built_again_equal_a_fresh_build() -> None:
     delta = removed + [(k, f"loc{k % 4}", 1) for k in range(100, 400)]
     index = _load(_build(before, "bigint"))
     assert itype.inexact_locations(index) == []
-    changes = filter_rows_local(
-        pa.array([k for k, _, _ in delta], pa.int64()),
-        [loc for _, loc, _ in delta],
-        [n for _, _, n in delta],
-        "bigint",
-        index.params,
-        filter_shapes(index),
-    )
-    merged = _load(merge_changes(index, changes, index.params))
+    merged = _merged(index, delta, "bigint")
     stale = itype.inexact_locations(merged)
     assert stale == ["loc0", "loc1", "loc2"]  # loc3 came whole
     kept = itype.without_locations(merged, [*stale, "not-there"])

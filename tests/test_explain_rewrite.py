@@ -24,13 +24,11 @@ from tests.test_write_layout import _create, _frame, _rows, _shuffled
 pytestmark = pytest.mark.spark
 
 
-def test_explain_after_rewrite_counts_no_more_locations_than_the_snapshot(
-    spark: Any, tmp_path: Path
-) -> None:
-    """Issue 40: after an unbucketed upsert rewrote files, an index said 'selected 65' of 4."""
-    from lakesieve.cli import main
-    from lakesieve.maintenance.refresh import RefreshPolicy
+def _rewritten(spark: Any, tmp_path: Path) -> tuple[Path, set[str]]:
+    """A 300-row Delta table in 3 files with Sieve on ``id``, then an upsert that rewrote every file.
 
+    Returns the path and the files the index was built on.
+    """
     path = tmp_path / "delta" / "t"
     _create(spark, path, "delta", _shuffled(300, seed=3))  # files follow Spark's partitions
     table = lakesieve.open(path)
@@ -43,6 +41,17 @@ def test_explain_after_rewrite_counts_no_more_locations_than_the_snapshot(
         spark=spark,
         options=WriteOptions(mode="upsert"),
     )
+    return path, built_on
+
+
+def test_explain_after_rewrite_counts_no_more_locations_than_the_snapshot(
+    spark: Any, tmp_path: Path
+) -> None:
+    """Issue 40: after an unbucketed upsert rewrote files, an index said 'selected 65' of 4."""
+    from lakesieve.cli import main
+    from lakesieve.maintenance.refresh import RefreshPolicy
+
+    path, built_on = _rewritten(spark, tmp_path)
     table = lakesieve.open(path)
     # keep the refresh a delta on the old base, which still names the removed files: read by
     # location with Spark (on the driver the rewritten files would be followed to the new ones
@@ -73,16 +82,7 @@ def test_explain_after_rewrite_counts_no_more_locations_than_the_snapshot(
 
 def test_explain_after_rewrite_followed_on_the_driver(spark: Any, tmp_path: Path) -> None:
     """The same upsert refreshed on the driver: a rewritten file is followed to the new one, counts stay within the snapshot."""
-    path = tmp_path / "delta" / "t"
-    _create(spark, path, "delta", _shuffled(300, seed=3))
-    table = lakesieve.open(path)
-    table.build_index("id", type="sieve", spark=spark)
-    write(
-        path,
-        _frame(spark, _rows(list(range(0, 300, 4)), "u"), partitions=1),
-        spark=spark,
-        options=WriteOptions(mode="upsert"),
-    )
+    path, _ = _rewritten(spark, tmp_path)
     table = lakesieve.open(path)
     [result] = table.refresh(spark=spark)
     # three files were rewritten: those followed to a new file keep their entries under its name

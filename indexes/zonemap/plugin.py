@@ -12,15 +12,14 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pyarrow as pa
 from lakesieve.contract.hookspecs import hookimpl
 from lakesieve.contract.plugin_base import IndexTypeBase
 from lakesieve.indexes.zonemap.params import INDEX_TYPE, parse_zonemap_options
 from lakesieve.keys.key_order import KeyOrder
-from lakesieve.keys.location_renames import renamed_locations
+from lakesieve.keys.location_renames import renamed_rows
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from lakesieve.contract.protocols import IndexType
     from lakesieve.model import BuiltIndex
     from pyspark.sql import DataFrame, SparkSession
@@ -74,16 +73,10 @@ class ZoneMapIndexType(IndexTypeBase):
 
     def rename_locations(self, index: Any, renames: Mapping[str, str]) -> Any | None:
         """Move entries to new names (rows keep their places; a fold sorts them again)."""
-        names = renamed_locations(index.locations.tolist(), renames)
-        if names is None:
+        moved = renamed_rows(index.locations, index.zones, renames)
+        if moved is None:
             return None
-        table = index.zones
-        at = table.schema.get_field_index("location")
-        return dataclasses.replace(
-            index,
-            locations=np.array(names, dtype=object),
-            zones=table.set_column(at, table.schema.field(at), pa.array(names, pa.string())),
-        )
+        return dataclasses.replace(index, locations=moved[0], zones=moved[1])
 
 
 @hookimpl
