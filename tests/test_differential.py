@@ -159,7 +159,8 @@ def _quiet_and_report() -> Any:
             f"{t.lakesieve_only_refused}, {t.stale} answered with a stale index ({t.stale_pruned} "
             f"pruned), {t.pruned} pruned in all, "
             f"compared per path {dict(t.paths)}, {t.from_change_data} locations refreshed from "
-            f"change data, {t.from_logs} from log files alone"
+            f"change data, {t.from_logs} from log files alone, {t.renamed} rewritten files "
+            "followed to their new names"
         )
         for line in t.refusals[:5]:
             print(f"    refused: {line}")
@@ -169,8 +170,8 @@ def _quiet_and_report() -> Any:
             f"\n{fmt}: {TABLES.get(fmt, 0)} tables, {t.checked} predicates, Spark refused {t.spark_refused}, lakesieve alone "
             f"refused {t.lakesieve_only_refused} ({rate:.0%} of those Spark accepts), "
             f"{t.matched_rows} matching rows, {t.from_change_data} locations refreshed from "
-            f"change data, {t.from_logs} from log files alone, "
-            f"{len(FOUND.get(fmt, []))} disagreements"
+            f"change data, {t.from_logs} from log files alone, {t.renamed} rewritten files "
+            f"followed, {len(FOUND.get(fmt, []))} disagreements"
         )
         for line in t.refusals[:5]:
             print(f"    refused: {line}")
