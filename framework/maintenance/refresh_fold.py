@@ -32,7 +32,7 @@ from lakesieve.errors import LakesieveError
 from lakesieve.files.arrow_frame import frame_of
 from lakesieve.keys.key_order import KeyOrder
 from lakesieve.maintenance.index_build import build_state
-from lakesieve.maintenance.refresh_local import delta_schema, local_rows, spark_sums
+from lakesieve.maintenance.refresh_local import column_bytes, delta_schema, local_rows, spark_sums
 from lakesieve.model import BuiltIndex, Instant, ReadUnit
 from lakesieve.query.overlay import DELTA_COLUMNS, DELTA_FILE
 from lakesieve.query.planner import LakesieveWarning
@@ -93,14 +93,11 @@ def fold(
     built = registry.index_type(definition.type).apply_delta(
         spark, base_obj, delta, definition.params
     )
+    built = _checked(built, definition, "apply_delta")
     if built is None:
         if not rebuild:
             return None, "delta"
         return build_state(table, definition, target, spark), "rebuilt"
-    if not isinstance(built, BuiltIndex):
-        raise LakesieveError(
-            f"index type {definition.type!r} returned {type(built).__name__} from apply_delta"
-        )
     return built, "compacted"
 
 
@@ -131,11 +128,7 @@ def fold_on_driver(
         else spark_sums(stored + ([extra] if extra is not None else []), key_type)
     )
     built = itype.apply_delta_arrow(table.load(definition, chain[0]), delta, definition.params)
-    if built is not None and not isinstance(built, BuiltIndex):
-        raise LakesieveError(
-            f"index type {definition.type!r} returned {type(built).__name__} from apply_delta_arrow"
-        )
-    return built
+    return _checked(built, definition, "apply_delta_arrow")
 
 
 def renames_on_driver(definition: IndexDefinition) -> bool:
@@ -148,8 +141,10 @@ def _renamed_rows(delta: pa.Table, renames: dict[str, str]) -> pa.Table:
     """A stored delta's rows with each old location name replaced by its new one."""
     if not delta.num_rows:
         return delta
-    names = delta.column("location").combine_chunks().cast(pa.string()).to_pylist()
-    moved = pa.array([renames.get(n, n) for n in names], pa.string())
+    # one lookup per distinct name, not per row (a stored chain may hold millions of rows)
+    encoded = delta.column("location").combine_chunks().cast(pa.string()).dictionary_encode()
+    names = pa.array([renames.get(n, n) for n in encoded.dictionary.to_pylist()], pa.string())
+    moved = names.take(encoded.indices)
     return delta.set_column(delta.schema.get_field_index("location"), "location", moved)
 
 
@@ -241,10 +236,10 @@ def _small_units(
     if mb <= 0:
         return False
     try:
-        width = max(1, len(table.view.fmt.schema(target.id).names))
+        width = len(table.view.fmt.schema(target.id).names)
     except Exception:  # the Spark path needs no width
         return False
-    return sum(max(0, int(u.size_bytes or 0)) for u in units) / width <= mb * 2**20
+    return column_bytes(units, width) <= mb * 2**20
 
 
 def rebuilds_locations(definition: IndexDefinition) -> bool:

@@ -52,6 +52,7 @@ from lakesieve.query.overlay import DELTA_COLUMNS
 from lakesieve.store.index_state import TableIndexes
 
 __all__ = [
+    "column_bytes",
     "delta_schema",
     "driver_bytes",
     "local_delta",
@@ -75,7 +76,6 @@ def driver_bytes(plan: DeltaPlan, width: int) -> int:
     ``width`` columns (Parquet reads columns apart). Change data locations
     count as stamped ones, which they become on the driver.
     """
-    share = 1.0 / max(1, width)
     whole = plan.old_units + plan.new_units
     stamped = (
         plan.stamped_old_units
@@ -83,9 +83,13 @@ def driver_bytes(plan: DeltaPlan, width: int) -> int:
         + plan.imaged_old_units
         + plan.imaged_new_units
     )
-    size = sum(max(0, int(u.size_bytes or 0)) * share for u in whole)
-    size += sum(max(0, int(u.size_bytes or 0)) * min(1.0, 3 * share) for u in stamped)
-    return int(size)
+    return column_bytes(whole, width) + column_bytes(stamped, width, columns=3)
+
+
+def column_bytes(units: Sequence[ReadUnit], width: int, columns: int = 1) -> int:
+    """About the bytes of ``columns`` of the table's ``width`` read from ``units`` (whole files' bytes, scaled)."""
+    share = min(1.0, columns / max(1, width))
+    return int(sum(max(0, int(u.size_bytes or 0)) * share for u in units))
 
 
 def spark_keys(keys: pa.Array) -> pa.Array:
