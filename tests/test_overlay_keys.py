@@ -15,7 +15,13 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from lakesieve.model import KeyQuery
-from lakesieve.query.overlay import DeltaOverlay
+from lakesieve.query.overlay import (
+    DeltaOverlay,
+    follow_chain,
+    renamed_rows,
+    renames_of,
+    renames_table,
+)
 from lakesieve.testing.index_contract import (
     DEFAULT_KEY_TYPES,
     IndexContract,
@@ -81,3 +87,44 @@ def test_overlay_float_column_against_doubles() -> None:
 def test_overlay_ignores_removed_pairs() -> None:
     overlay = _overlay("double", [(math.nan, "gone"), (math.nan, "kept")], counts=[-1, 2])
     assert overlay.locations(KeyQuery("range", low=0.0)) == {"kept"}
+
+
+# ------------------------------------------------------------------ moved locations
+
+
+def _delta(rows: list[tuple[int, str, int]]) -> pa.Table:
+    return pa.table(
+        {
+            "key": pa.array([k for k, _, _ in rows], pa.int64()),
+            "location": pa.array([loc for _, loc, _ in rows], pa.string()),
+            "count": pa.array([c for _, _, c in rows], pa.int64()),
+        }
+    )
+
+
+def test_a_chain_moves_names_and_earlier_rows_along() -> None:
+    """a -> b, then b -> c: the base's a answers as c, and the first delta's b rows are c's."""
+    first = _delta([(1, "b", 1), (2, "b", -1), (3, "n", 1)])
+    second = _delta([(4, "c", 1), (3, "n", -1)])
+    deltas, moved = follow_chain([(first, {"a": "b"}), (None, {}), (second, {"b": "c"})])
+    assert moved == {"a": "c", "b": "c"}
+    assert [d.column("location").to_pylist() for d in deltas] == [["c", "c", "n"], ["c", "n"]]
+    overlay = DeltaOverlay.from_states([(first, {"a": "b"}), (second, {"b": "c"})])
+    assert overlay.moved(frozenset({"a", "x"})) == {"c", "x"}
+    assert overlay.locations(KeyQuery("points", values=(1,))) == {"c"}
+    assert overlay.locations(KeyQuery("points", values=(3,))) == frozenset()  # summed to 0
+    assert overlay.locations(KeyQuery("points", values=(4,))) == {"c"}
+
+
+def test_renames_files_round_trip_and_refuse_what_is_wrong() -> None:
+    renames = {"s3://t/a.parquet": "s3://t/b.parquet", "x": "y"}
+    assert renames_of(renames_table(renames)) == renames
+    assert renames_of(None) == {}
+    with pytest.raises(ValueError, match="lacks its columns"):
+        renames_of(pa.table({"location": ["a"]}))
+    with pytest.raises(ValueError, match="null"):
+        renames_of(pa.table({"location": ["a"], "renamed_to": pa.array([None], pa.string())}))
+    with pytest.raises(ValueError, match="twice"):
+        renames_of(pa.table({"location": ["a", "a"], "renamed_to": ["b", "c"]}))
+    rows = _delta([(1, "a", 1), (2, "z", 1)])
+    assert renamed_rows(rows, {"a": "b"}).column("location").to_pylist() == ["b", "z"]

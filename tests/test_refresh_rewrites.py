@@ -20,7 +20,6 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from lakesieve.keys.location_renames import renamed_locations
-from lakesieve.maintenance import refresh as refresh_mod
 from lakesieve.maintenance.refresh import RefreshPolicy
 from lakesieve.maintenance.refresh_pairs import pair_rewrites
 from lakesieve.model import WriteOptions
@@ -32,7 +31,6 @@ from tests.differential.formats import data_files
 from tests.tables import plain_types, true_locations_each
 
 TYPES = ("sieve", "zonemap", "bloom", "exact")
-RENAMING = ("sieve", "zonemap", "bloom")
 BUCKETS = 4
 #: keep deltas stored whatever their share of the base (the chained case)
 CHAINING = RefreshPolicy(max_delta_share=float("inf"))
@@ -150,7 +148,7 @@ def test_an_upsert_over_every_bucket_is_refreshed_by_pairs(
     spark: Any, tmp_path: Path, fmt: str
 ) -> None:
     table = _written(spark, tmp_path / "t", fmt)
-    # a stored delta first (a new file, nothing rewritten), so the pairs fold a chain
+    # a stored delta first (a new file, nothing rewritten), so the pairs land on a chain
     write(
         table.path,
         _rows(spark, list(range(400, 420)), 1),
@@ -162,13 +160,18 @@ def test_an_upsert_over_every_bucket_is_refreshed_by_pairs(
     # updates in every bucket (keys move: k follows v), inserts, so every file is rewritten
     _upsert(spark, Path(table.path), [*range(0, 400, 9), *range(420, 440)], 2)
     results = {r.index: r for r in table.refresh(spark=spark)}
-    for typ in RENAMING:
+    for typ in TYPES:  # stored deltas that say which files moved, for every index type
         r = results[f"k_{typ}"]
-        assert (r.action, r.engine, r.chain_length) == ("compacted", "driver", 0), r
+        assert (r.action, r.engine, r.chain_length) == ("delta", "driver", 2), r
         assert r.locations_renamed == BUCKETS, r
         assert 0 < r.delta_rows < 200, r  # the changed keys, not every row of both files
-    exact = results["k_exact"]
-    assert exact.locations_renamed == 0 and exact.delta_rows > 400, exact
+    _check_truth(spark, table, fmt)
+    # a second rewrite of every file: names move twice along the chain
+    _upsert(spark, Path(table.path), [*range(3, 400, 11), *range(440, 450)], 3)
+    results = {r.index: r for r in table.refresh(spark=spark)}
+    for typ in TYPES:
+        r = results[f"k_{typ}"]
+        assert (r.action, r.locations_renamed, r.chain_length) == ("delta", BUCKETS, 3), r
     _check_truth(spark, table, fmt)
     # the upsert kept the layout (the inserted file's rows went to their buckets);
     # no index selects more files than the table has
@@ -177,32 +180,54 @@ def test_an_upsert_over_every_bucket_is_refreshed_by_pairs(
     for where in QUERIES:
         for item in table.plan(where).indexes:
             assert len(item.selected) <= total
+    # compaction moves the base's entries along the whole chain (exact: a rebuild)
+    done = {r.index: r.action for r in table.compact(spark=spark)}
+    assert done == {f"k_{t}": ("rebuilt" if t == "exact" else "compacted") for t in TYPES}
+    _check_truth(spark, table, fmt)
 
 
 @pytest.mark.parametrize("how", ["declined", "failed"])
-def test_a_rename_not_taken_reads_the_change_by_location(
+def test_a_rename_an_index_type_does_not_take_is_stored(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
 ) -> None:
-    table = _written(spark, tmp_path / "t", "delta")
-    _upsert(spark, Path(table.path), list(range(0, 400, 5)), 1)
+    """A fold the policy asks for that cannot move entries leaves a stored delta that moves them."""
+    from lakesieve.indexes.sieve.plugin import SieveIndexType
+
+    path = tmp_path / "t"
+    write(
+        path,
+        _rows(spark, list(range(400)), 0),
+        format="delta",
+        options=WriteOptions(
+            mode="bulk_insert", record_key=("id",), file_groups=BUCKETS, bucket_column="id"
+        ),
+        spark=spark,
+    )
+    table = open_table(path)  # the default policy: a delta past a fifth of the base folds
+    table.build_index("k", type="sieve", spark=spark)
+    _upsert(spark, path, list(range(0, 400, 5)), 1)
     if how == "declined":
-        monkeypatch.setattr(refresh_mod, "fold_renamed", lambda *a, **k: None)
+        monkeypatch.setattr(SieveIndexType, "rename_locations", lambda *a, **k: None)
     else:
 
         def broken(*args: Any, **kwargs: Any) -> Any:
             raise RuntimeError("planted failure")
 
-        monkeypatch.setattr(refresh_mod, "fold_renamed", broken)
+        monkeypatch.setattr(SieveIndexType, "rename_locations", broken)
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         results = {r.index: r for r in table.refresh("k_sieve", spark=spark)}
     r = results["k_sieve"]
-    assert r.locations_renamed == 0 and r.delta_rows >= 400, r
+    assert (r.action, r.locations_renamed, r.engine) == ("delta", BUCKETS, "driver"), r
+    assert r.delta_rows < 200, r
     said = [str(w.message) for w in seen if issubclass(w.category, LakesieveWarning)]
     if how == "failed":
-        assert any("planted failure" in m and "by location" in m for m in said), said
+        assert any("planted failure" in m and "delta stored" in m for m in said), said
     else:
         assert not said, said
+    _check_truth(spark, table, "delta")
+    monkeypatch.undo()
+    assert [c.action for c in table.compact(spark=spark)] == ["compacted"]
     _check_truth(spark, table, "delta")
 
 
@@ -226,8 +251,12 @@ def test_a_file_a_stored_delta_brought_in_is_followed_too(spark: Any, tmp_path: 
     # delta-rs rewrites the appended file without two of its rows
     DeltaTable(table.path).delete("id IN (401, 402)")
     results = {r.index: r for r in table.refresh(spark=spark)}
-    for typ in RENAMING:
+    for typ in TYPES:
         r = results[f"k_{typ}"]
-        assert (r.action, r.locations_renamed, r.locations_read) == ("compacted", 1, 2), r
+        assert (r.action, r.locations_renamed, r.locations_read) == ("delta", 1, 2), r
         assert r.delta_rows <= 2, r  # the two deleted keys
+    _check_truth(spark, table, "delta")
+    # the fold moves only what the base holds: the appended file moves with the stored rows
+    done = {r.index: r.action for r in table.compact(spark=spark)}
+    assert done == {f"k_{t}": ("rebuilt" if t == "exact" else "compacted") for t in TYPES}
     _check_truth(spark, table, "delta")

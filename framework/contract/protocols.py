@@ -285,20 +285,23 @@ class RenamesLocations(Protocol):
     Delta Lake and Iceberg rewrite a whole file to change a few of its rows:
     one location leaves the snapshot and another, holding mostly the same
     rows, enters it. A refresh on the driver pairs such files
-    (:mod:`lakesieve.maintenance.refresh_pairs`), moves each old location's
-    entry to its new name with this method, and folds in a delta of only
-    the keys the new file gained and lost (with
-    :class:`FoldsOnDriver`'s ``apply_delta_arrow``), instead of every row
-    of both files.
+    (:mod:`lakesieve.maintenance.refresh_pairs`) and keeps a delta of only
+    the keys the new file gained and lost, with the pairs beside it (for
+    every index type; lookups answer the base under the new names). When
+    such a chain is folded, the base's entries move to their new names with
+    this method before the delta is folded in, instead of every row of both
+    files; a type without it is rebuilt.
     """
 
     def rename_locations(self, index: Any, renames: Mapping[str, str]) -> Any | None:
         """The loaded ``index`` with each old location's entry under its new name.
 
-        ``None`` declines (the refresh then reads the change by location):
-        where an old name has no entry, a new name already has one, or the
-        index cannot rename. The result is handed to ``apply_delta_arrow``;
-        it is never stored as it is, and ``index`` is left as it was.
+        ``None`` declines (a fold the policy must make then rebuilds the
+        index; one it may make keeps the delta stored): where an old name
+        has no entry, a new name already has one, or the index cannot
+        rename. The result is handed to ``apply_delta_arrow`` or
+        ``apply_delta``; it is never stored as it is, and ``index`` is left
+        as it was.
         """
 
 

@@ -31,14 +31,15 @@ no Spark session. Larger changes, and a rebuild, run as Spark jobs.
 
 **Rewritten files followed by name.** Delta Lake and Iceberg rewrite a
 whole file to change a few rows; by location, the delta would hold every
-row of the old file and of the new one. On the driver, for an index type
-that moves entries to new names
-(:class:`~lakesieve.contract.protocols.RenamesLocations`), refresh pairs
-each removed file with the added file that holds most of its keys, moves
-the old file's entry to the new name and folds in only the keys that
-changed: the chain becomes a new base ("compacted"), as a stored delta
-cannot say that a name moved (:mod:`lakesieve.maintenance.refresh_pairs`
-says why that is exact for any pairing).
+row of the old file and of the new one. On the driver, refresh pairs each
+removed file with the added file that holds most of its keys, and the delta
+holds only the keys that changed (:mod:`lakesieve.maintenance.refresh_pairs`
+says why that is exact for any pairing). A stored delta keeps the pairs in
+a ``renames`` file, and lookups answer the base under the new names
+(:mod:`lakesieve.query.overlay`); a fold moves the base's entries to the new
+names first, for an index type that can
+(:class:`~lakesieve.contract.protocols.RenamesLocations`), and rebuilds the
+index where it must fold and the type cannot.
 
 **Crash safety and concurrency.** Every new state is written as files first
 and becomes visible with one exclusive log commit naming its parent state.
@@ -64,19 +65,12 @@ from lakesieve.files.arrow_frame import frame_of
 from lakesieve.files.ipc_files import ipc_size
 from lakesieve.keys.key_order import KeyOrder
 from lakesieve.maintenance.index_build import build_state
-from lakesieve.maintenance.refresh_fold import (
-    fold,
-    fold_renamed,
-    fold_small,
-    folds_on_driver,
-    renames_on_driver,
-    stored_rows,
-)
+from lakesieve.maintenance.refresh_fold import fold, fold_small, folds_on_driver, stored_rows
 from lakesieve.maintenance.refresh_local import delta_schema, driver_bytes, local_delta
 from lakesieve.maintenance.refresh_plan import DeltaPlan, DeltaRows, plan_delta, summed_frame
 from lakesieve.maintenance.vacuum import vacuum
 from lakesieve.model import BuiltIndex, Instant
-from lakesieve.query.overlay import DELTA_COLUMNS, DELTA_FILE
+from lakesieve.query.overlay import DELTA_COLUMNS, DELTA_FILE, RENAMES_FILE, renames_table
 from lakesieve.query.planner import LakesieveWarning
 from lakesieve.spark.session import SessionOnDemand
 from lakesieve.store.index_log import IndexDefinition, IndexState, LogSnapshot, add_state_action
@@ -284,7 +278,6 @@ def refresh_index(
             result.chain_length = len(definition.chain(head)) - 1
             return result
         plan: DeltaPlan | None = None
-        renamed: BuiltIndex | None = None
         try:
             if head.instant not in on_timeline:
                 raise LakesieveError(f"index instant {head.instant} is not on the table's timeline")
@@ -292,12 +285,7 @@ def refresh_index(
             start = next(i for i in line if i.id == head.instant)
             plan = plan_delta(table, definition.column, start, target)
             small = _small(table, plan, target, policy)
-            pair = small and renames_on_driver(definition)
-            delta = _driver_delta(table, definition, start, target, plan, pair) if small else None
-            if delta is not None and delta.renames:
-                renamed = _fold_renamed(table, definition, chain, delta)
-                if renamed is None:  # declined: the change by location, as without pairs
-                    delta = _driver_delta(table, definition, start, target, plan)
+            delta = _driver_delta(table, definition, start, target, plan, True) if small else None
             if delta is None:
                 if small:  # the driver's read moved change data locations: plan again
                     plan = plan_delta(table, definition.column, start, target)
@@ -337,19 +325,7 @@ def refresh_index(
             result.engine = "spark"
             result.seconds = time.perf_counter() - started
             return result
-        if renamed is not None and delta is not None and delta.table is not None:
-            # rewritten files followed to their new names: the chain folded into a new base
-            try:
-                commit_state(table, name, head, renamed, target, "base", None)
-            except HeadMoved:
-                continue
-            result.action, result.chain_length = "compacted", 0
-            result.delta_rows, result.locations_renamed = delta.table.num_rows, len(delta.renames)
-            if policy.vacuum_after_compaction:
-                vacuum(table, policy.vacuum_grace_seconds)
-            result.engine = "spark" if sessions.asked > asked else "driver"
-            result.seconds = time.perf_counter() - started
-            return result
+        renames = delta.renames if delta is not None else {}
         collected = delta.table if delta is not None else None
         cached = delta.frame.persist() if delta is not None and delta.frame is not None else None
         try:
@@ -378,11 +354,26 @@ def refresh_index(
                 built, how = None, "delta"
                 whole = collected if collected is not None else got
                 if cached is None or whole is not None:  # the whole new delta is on the driver
-                    built, how = fold_small(table, definition, chain, whole, policy.driver_max_mb)
+                    built, how = fold_small(
+                        table,
+                        definition,
+                        chain,
+                        whole,
+                        policy.driver_max_mb,
+                        renames,
+                        "folding them with Spark" if must else "keeping the new delta stored",
+                    )
                 if built is None and (must or not folds_on_driver(definition)):
                     extra = cached if collected is None else frame_of(sessions.get(), collected)
                     built, how = fold(
-                        table, sessions.get(), definition, chain, extra, target, rebuild=must
+                        table,
+                        sessions.get(),
+                        definition,
+                        chain,
+                        extra,
+                        target,
+                        rebuild=must,
+                        renames=renames,
                     )
             if built is not None:
                 try:
@@ -390,12 +381,15 @@ def refresh_index(
                 except HeadMoved:
                     continue
                 result.action, result.chain_length = how, 0
+                result.locations_renamed = len(renames) if how == "compacted" else 0
                 if policy.vacuum_after_compaction:
                     vacuum(table, policy.vacuum_grace_seconds)
             else:
                 files: dict[str, pa.Table] = {}
                 if got is not None and rows:
                     files[DELTA_FILE] = got.select(list(DELTA_COLUMNS))
+                if renames:
+                    files[RENAMES_FILE] = renames_table(renames)
                 meta = {"delta_rows": rows, "from_instant": head.instant}
                 built = BuiltIndex(files=files, meta=meta)
                 try:
@@ -403,6 +397,7 @@ def refresh_index(
                 except HeadMoved:
                     continue
                 result.action, result.chain_length = "delta", deltas + 1
+                result.locations_renamed = len(renames)
         finally:
             if cached is not None:
                 cached.unpersist()
@@ -414,25 +409,6 @@ def refresh_index(
     raise CommitConflictError(
         f"index {name!r} on table {table.path}: {attempts} refreshes in a row lost a race to other writers"
     )
-
-
-def _fold_renamed(
-    table: TableIndexes, definition: IndexDefinition, chain: list[IndexState], delta: DeltaRows
-) -> BuiltIndex | None:
-    """:func:`~lakesieve.maintenance.refresh_fold.fold_renamed` of a paired delta; ``None`` with a warning if it fails."""
-    if delta.table is None:
-        return None
-    try:
-        return fold_renamed(table, definition, chain, delta.table, delta.renames)
-    except Exception as exc:
-        warnings.warn(
-            f"index {definition.name!r} on table {table.path}: rewritten files cannot be followed "
-            f"to their new names ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); "
-            "reading the change by location",
-            LakesieveWarning,
-            stacklevel=3,
-        )
-        return None
 
 
 def _small(table: TableIndexes, plan: DeltaPlan, end: Instant, policy: RefreshPolicy) -> bool:

@@ -21,7 +21,7 @@ compacted index is what a build at that instant writes.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
@@ -34,7 +34,13 @@ from lakesieve.keys.key_order import KeyOrder
 from lakesieve.maintenance.index_build import build_state
 from lakesieve.maintenance.refresh_local import column_bytes, delta_schema, local_rows, spark_sums
 from lakesieve.model import BuiltIndex, Instant, ReadUnit
-from lakesieve.query.overlay import DELTA_COLUMNS, DELTA_FILE
+from lakesieve.query.overlay import (
+    DELTA_COLUMNS,
+    DELTA_FILE,
+    RENAMES_FILE,
+    follow_chain,
+    renames_of,
+)
 from lakesieve.query.planner import LakesieveWarning
 from lakesieve.store.index_log import IndexDefinition, IndexState
 from lakesieve.store.index_state import TableIndexes
@@ -46,17 +52,55 @@ if TYPE_CHECKING:
 DRIVER_FOLD_ROWS = 4_000_000
 
 
-def stored_deltas(table: TableIndexes, chain: list[IndexState]) -> list[pa.Table]:
-    out = []
+def stored_changes(
+    table: TableIndexes, chain: list[IndexState], then: Mapping[str, str] | None = None
+) -> tuple[list[pa.Table], dict[str, str]]:
+    """The chain's stored deltas under its newest names, and every name it moved (old to newest).
+
+    ``then`` moves names once more after the chain (a refresh's new renames,
+    whose delta already uses the new names).
+    """
+    states: list[tuple[pa.Table | None, Mapping[str, str]]] = []
     for state in chain[1:]:
         files = table.store.read_files(state)
-        if DELTA_FILE in files:
-            out.append(files[DELTA_FILE].select(list(DELTA_COLUMNS)))
-    return out
+        delta = files.get(DELTA_FILE)
+        states.append(
+            (
+                delta.select(list(DELTA_COLUMNS)) if delta is not None else None,
+                renames_of(files.get(RENAMES_FILE)),
+            )
+        )
+    if then:
+        states.append((None, then))
+    return follow_chain(states)
 
 
 def stored_rows(chain: list[IndexState]) -> int:
-    return sum(f.rows for s in chain[1:] for f in s.files)
+    return sum(f.rows for s in chain[1:] for f in s.files if f.name == DELTA_FILE)
+
+
+def _moved_base(
+    table: TableIndexes, definition: IndexDefinition, chain: list[IndexState], moved: dict[str, str]
+) -> object | None:
+    """The chain's loaded base with its entries under the names ``moved`` gives; ``None``: cannot.
+
+    A moved name the base does not hold (a file a stored delta brought in)
+    moves with the stored deltas' rows alone. ``None`` when the index type
+    does not move entries (:class:`~lakesieve.contract.protocols.RenamesLocations`)
+    or declines.
+    """
+    base_obj = table.load(definition, chain[0])
+    if not moved:
+        return base_obj
+    itype = registry.index_type(definition.type)
+    if not isinstance(itype, RenamesLocations):
+        return None
+    in_base = moved
+    if len(chain) > 1:
+        base = chain[0]
+        held = table.view.snapshot_at(Instant(base.instant_sort_key, base.instant)).locations
+        in_base = {old: new for old, new in moved.items() if old in held}
+    return itype.rename_locations(base_obj, in_base)
 
 
 def fold(
@@ -67,33 +111,38 @@ def fold(
     extra: DataFrame | None,
     target: Instant,
     rebuild: bool = True,
+    renames: Mapping[str, str] | None = None,
 ) -> tuple[BuiltIndex | None, str]:
     """A new base at ``target``: the chain's base with every delta folded in (or a rebuild).
 
-    Without ``rebuild``, an index type that cannot fold in place
-    (``apply_delta`` answers ``None``) gets ``None`` instead of a rebuild.
+    ``renames`` are the locations ``extra`` moved (its rows use the new
+    names). Without ``rebuild``, an index type that cannot fold in place
+    (``apply_delta`` answers ``None``, or the chain moved names and the type
+    cannot move its entries) gets ``None`` instead of a rebuild.
     """
     from pyspark.sql import functions as F
 
-    base_obj = table.load(definition, chain[0])
-    parts: list[DataFrame] = []
-    stored = stored_deltas(table, chain)
-    if stored:
-        parts.append(frame_of(spark, pa.concat_tables(stored, promote_options="default")))
-    if extra is not None:
-        parts.append(extra)
-    if parts:
-        union = parts[0]
-        for p in parts[1:]:
-            union = union.unionByName(p)
-        delta = union.groupBy("key", "location").agg(F.sum("count").cast("long").alias("count"))
-        delta = delta.where(F.col("count") != 0)
-    else:
-        delta = spark.createDataFrame([], "key string, location string, count long")
-    built = registry.index_type(definition.type).apply_delta(
-        spark, base_obj, delta, definition.params
-    )
-    built = _checked(built, definition, "apply_delta")
+    stored, moved = stored_changes(table, chain, renames)
+    base_obj = _moved_base(table, definition, chain, moved)
+    built: BuiltIndex | None = None
+    if base_obj is not None:
+        parts: list[DataFrame] = []
+        if stored:
+            parts.append(frame_of(spark, pa.concat_tables(stored, promote_options="default")))
+        if extra is not None:
+            parts.append(extra)
+        if parts:
+            union = parts[0]
+            for p in parts[1:]:
+                union = union.unionByName(p)
+            delta = union.groupBy("key", "location").agg(F.sum("count").cast("long").alias("count"))
+            delta = delta.where(F.col("count") != 0)
+        else:
+            delta = spark.createDataFrame([], "key string, location string, count long")
+        built = registry.index_type(definition.type).apply_delta(
+            spark, base_obj, delta, definition.params
+        )
+        built = _checked(built, definition, "apply_delta")
     if built is None:
         if not rebuild:
             return None, "delta"
@@ -106,12 +155,16 @@ def fold_on_driver(
     definition: IndexDefinition,
     chain: list[IndexState],
     extra: pa.Table | None,
+    renames: Mapping[str, str] | None = None,
 ) -> BuiltIndex | None:
     """The chain's base with every delta (and ``extra``) folded in on the driver.
 
-    ``None`` when the index type does not fold on the driver
-    (:class:`~lakesieve.contract.protocols.FoldsOnDriver`), declines this
-    index, or the deltas pass :data:`DRIVER_FOLD_ROWS` rows.
+    ``renames`` are the locations ``extra`` moved (its rows use the new
+    names); the base's entries move with them and with those the chain's
+    stored deltas moved. ``None`` when the index type does not fold on the
+    driver (:class:`~lakesieve.contract.protocols.FoldsOnDriver`), cannot
+    move the names, declines this index, or the deltas pass
+    :data:`DRIVER_FOLD_ROWS` rows.
     """
     itype = registry.index_type(definition.type)
     if not isinstance(itype, FoldsOnDriver):
@@ -119,75 +172,19 @@ def fold_on_driver(
     extra_rows = extra.num_rows if extra is not None else 0
     if stored_rows(chain) + extra_rows > DRIVER_FOLD_ROWS:
         return None
+    stored, moved = stored_changes(table, chain, renames)
+    base_obj = _moved_base(table, definition, chain, moved)
+    if base_obj is None:
+        return None
     key_type = KeyOrder.of(definition.key_type, definition.type).arrow_type()
-    stored = stored_deltas(table, chain)
     # a refresh's new delta is summed already: alone, it needs no second sum
     delta = (
         extra
         if extra is not None and not stored
         else spark_sums(stored + ([extra] if extra is not None else []), key_type)
     )
-    built = itype.apply_delta_arrow(table.load(definition, chain[0]), delta, definition.params)
+    built = itype.apply_delta_arrow(base_obj, delta, definition.params)
     return _checked(built, definition, "apply_delta_arrow")
-
-
-def renames_on_driver(definition: IndexDefinition) -> bool:
-    """Whether the index type moves entries to new names and folds on the driver (:func:`fold_renamed`)."""
-    itype = registry.index_type(definition.type)
-    return isinstance(itype, RenamesLocations) and isinstance(itype, FoldsOnDriver)
-
-
-def _renamed_rows(delta: pa.Table, renames: dict[str, str]) -> pa.Table:
-    """A stored delta's rows with each old location name replaced by its new one."""
-    if not delta.num_rows:
-        return delta
-    # one lookup per distinct name, not per row (a stored chain may hold millions of rows)
-    encoded = delta.column("location").combine_chunks().cast(pa.string()).dictionary_encode()
-    names = pa.array([renames.get(n, n) for n in encoded.dictionary.to_pylist()], pa.string())
-    moved = names.take(encoded.indices)
-    return delta.set_column(delta.schema.get_field_index("location"), "location", moved)
-
-
-def fold_renamed(
-    table: TableIndexes,
-    definition: IndexDefinition,
-    chain: list[IndexState],
-    extra: pa.Table,
-    renames: dict[str, str],
-) -> BuiltIndex | None:
-    """The chain's base with entries moved by ``renames``, then every delta and ``extra`` folded in.
-
-    ``extra`` is a refresh's delta summed by rewrite pairs
-    (:mod:`~lakesieve.maintenance.refresh_pairs`): its rows use the new
-    names. The chain's stored deltas are about the locations of their own
-    instants, so their old names are moved too; an old name the base does
-    not hold (a file a stored delta brought in) moves with those rows alone.
-    ``None`` when the index
-    type does not rename and fold on the driver, declines either, or the
-    deltas pass :data:`DRIVER_FOLD_ROWS` rows: the refresh then reads the
-    change by location.
-    """
-    itype = registry.index_type(definition.type)
-    if not (isinstance(itype, RenamesLocations) and isinstance(itype, FoldsOnDriver)):
-        return None
-    if stored_rows(chain) + extra.num_rows > DRIVER_FOLD_ROWS:
-        return None
-    in_base = renames
-    if len(chain) > 1:
-        # a file the chain's deltas brought in has no entry in the base: its rows move
-        # with the stored deltas' names alone
-        base = chain[0]
-        held = table.view.snapshot_at(Instant(base.instant_sort_key, base.instant)).locations
-        in_base = {old: new for old, new in renames.items() if old in held}
-    moved = itype.rename_locations(table.load(definition, chain[0]), in_base)
-    if moved is None:
-        return None
-    key_type = KeyOrder.of(definition.key_type, definition.type).arrow_type()
-    stored = [_renamed_rows(t, renames) for t in stored_deltas(table, chain)]
-    delta = spark_sums([*stored, extra], key_type) if stored else extra
-    return _checked(
-        itype.apply_delta_arrow(moved, delta, definition.params), definition, "apply_delta_arrow"
-    )
 
 
 def folds_on_driver(definition: IndexDefinition) -> bool:
@@ -200,20 +197,22 @@ def fold_small(
     chain: list[IndexState],
     extra: pa.Table | None,
     driver_max_mb: float,
+    renames: Mapping[str, str] | None = None,
+    otherwise: str = "folding them with Spark",
 ) -> tuple[BuiltIndex | None, str]:
     """:func:`fold_on_driver` where the policy lets the driver fold; ``(None, ...)``: it did not.
 
-    A fold that fails on the driver is left to Spark, with a warning.
+    A fold that fails on the driver warns, saying what the caller does
+    instead (``otherwise``).
     """
     if driver_max_mb <= 0:
         return None, "delta"
     try:
-        built = fold_on_driver(table, definition, chain, extra)
+        built = fold_on_driver(table, definition, chain, extra, renames)
     except Exception as exc:
         warnings.warn(
             f"index {definition.name!r} on table {table.path}: deltas cannot be folded on the "
-            f"driver ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); folding "
-            "them with Spark",
+            f"driver ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); {otherwise}",
             LakesieveWarning,
             stacklevel=3,
         )

@@ -13,6 +13,16 @@ positive for a matching key:
 * negative sums are ignored: a location emptied by deletes stays in the base
   answer until compaction folds the delta in (more locations, never fewer).
 
+A delta state may also say that files moved: Delta Lake and Iceberg rewrite
+a whole file to change a few of its rows, and a refresh that pairs the old
+file with the new one (:mod:`lakesieve.maintenance.refresh_pairs`) stores
+the pair in a ``renames`` file beside the delta, whose rows are then only
+the keys the new file gained and lost. Lookups give the base's answer under
+the new names (:meth:`DeltaOverlay.moved`), and an earlier delta's rows take
+the names later states moved them to (:func:`follow_chain`): the new file
+holds the old one's keys but those the delta removes, and every key it
+gained is a positive pair, so nothing is lost.
+
 Keys are compared by Spark SQL's rules. Keys of every type that
 :mod:`lakesieve.keys.mapping` maps injectively (integers, booleans, dates,
 timestamps, decimals up to 18 digits, float and double) are compared as the
@@ -29,8 +39,8 @@ exact read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pyarrow as pa
@@ -45,6 +55,78 @@ DELTA_COLUMNS = ("key", "location", "count")
 
 #: Name of the file a delta state stores.
 DELTA_FILE = "delta"
+
+#: Name of a delta state's file of moved locations (rows ``location``, ``renamed_to``).
+RENAMES_FILE = "renames"
+
+#: Columns of a stored renames file.
+RENAMES_COLUMNS = ("location", "renamed_to")
+
+
+def renames_table(renames: Mapping[str, str]) -> pa.Table:
+    """``renames`` (old name to new name) as the table a delta state stores."""
+    olds = sorted(renames)
+    return pa.table(
+        {
+            RENAMES_COLUMNS[0]: pa.array(olds, pa.string()),
+            RENAMES_COLUMNS[1]: pa.array([renames[o] for o in olds], pa.string()),
+        }
+    )
+
+
+def renames_of(table: pa.Table | None) -> dict[str, str]:
+    """A stored renames file as old name to new name (``{}`` for none).
+
+    Raises:
+        ValueError: the file lacks its columns, holds a null, or moves one name twice.
+    """
+    if table is None:
+        return {}
+    if not set(RENAMES_COLUMNS) <= set(table.column_names):
+        raise ValueError(f"a renames file lacks its columns {list(RENAMES_COLUMNS)}")
+    olds = table.column(RENAMES_COLUMNS[0]).to_pylist()
+    news = table.column(RENAMES_COLUMNS[1]).to_pylist()
+    if any(not isinstance(v, str) for v in (*olds, *news)):
+        raise ValueError("a renames file holds a null or non-string name")
+    if len(set(olds)) != len(olds):
+        raise ValueError("a renames file moves one location twice")
+    return dict(zip(olds, news, strict=True))
+
+
+def renamed_rows(delta: pa.Table, renames: Mapping[str, str]) -> pa.Table:
+    """A delta's rows with each old location name replaced by its new one."""
+    if not delta.num_rows or not renames:
+        return delta
+    # one lookup per distinct name, not per row (a stored chain may hold millions of rows)
+    encoded = delta.column("location").combine_chunks().cast(pa.string()).dictionary_encode()
+    names = pa.array([renames.get(n, n) for n in encoded.dictionary.to_pylist()], pa.string())
+    at = delta.schema.get_field_index("location")
+    return delta.set_column(at, pa.field("location", pa.string()), names.take(encoded.indices))
+
+
+def follow_chain(
+    states: Sequence[tuple[pa.Table | None, Mapping[str, str]]],
+) -> tuple[list[pa.Table], dict[str, str]]:
+    """A chain's deltas under the names of its newest state, and where each moved name went.
+
+    Args:
+        states: each delta state's delta (``None``: none) and renames, oldest first.
+
+    Returns:
+        The deltas, each location under the name the last state that moved
+        it gave it, and every moved name (first name to last name).
+    """
+    deltas: list[pa.Table] = []
+    moved: dict[str, str] = {}
+    for delta, renames in states:
+        if renames:
+            moved = {old: renames.get(now, now) for old, now in moved.items()}
+            for old, new in renames.items():
+                moved.setdefault(old, new)
+            deltas = [renamed_rows(d, renames) for d in deltas]
+        if delta is not None:
+            deltas.append(delta)
+    return deltas, moved
 
 
 def net_delta(deltas: Sequence[pa.Table]) -> pa.Table:
@@ -68,22 +150,40 @@ def net_delta(deltas: Sequence[pa.Table]) -> pa.Table:
 
 @dataclass
 class DeltaOverlay:
-    """The positive (key, location) pairs of a delta chain, for lookups.
+    """The positive (key, location) pairs of a delta chain, and the locations it moved, for lookups.
 
     Attributes:
         positive: rows ``(key, location)`` whose summed count is above zero.
         rows: rows of the summed delta (positive and negative), for describe.
+        renames: locations the chain moved, old name to the newest state's name.
     """
 
     positive: pa.Table
     rows: int
+    renames: dict[str, str] = field(default_factory=dict)
 
     @classmethod
-    def from_deltas(cls, deltas: Sequence[pa.Table]) -> DeltaOverlay:
-        """Sum the chain's deltas into an overlay."""
+    def from_deltas(
+        cls, deltas: Sequence[pa.Table], renames: Mapping[str, str] | None = None
+    ) -> DeltaOverlay:
+        """Sum the chain's deltas (already under the newest names) into an overlay."""
         net = net_delta(deltas)
         positive = net.filter(pc.greater(net["count"], 0)).select(["key", "location"])
-        return cls(positive, net.num_rows)
+        return cls(positive, net.num_rows, dict(renames or {}))
+
+    @classmethod
+    def from_states(
+        cls, states: Sequence[tuple[pa.Table | None, Mapping[str, str]]]
+    ) -> DeltaOverlay:
+        """The overlay of a chain's delta states (delta and renames each, oldest first)."""
+        deltas, moved = follow_chain(states)
+        return cls.from_deltas(deltas, moved)
+
+    def moved(self, locations: frozenset[str] | set[str]) -> frozenset[str]:
+        """The base's answer ``locations`` under the names the chain moved them to."""
+        if not self.renames:
+            return frozenset(locations)
+        return frozenset(self.renames.get(loc, loc) for loc in locations)
 
     def locations(self, query: KeyQuery) -> frozenset[str] | None:
         """Locations with a positive summed count for a key matching ``query``; ``None`` = all."""

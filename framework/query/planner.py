@@ -167,12 +167,14 @@ def _ask(index: LoadedIndex, queries: list[KeyQuery]) -> Answer:
             return ALL
         if len(queries) == 1 and index.overlay is None and not index.added_for_staleness:
             return frozenset(result.locations)  # no copy when it is one already
-        found |= result.locations
         if index.overlay is not None:
+            found |= index.overlay.moved(result.locations)
             extra = index.overlay.locations(query)
             if extra is None:
                 return ALL
             found |= extra
+        else:
+            found |= result.locations
     return frozenset(found | index.added_for_staleness)
 
 

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 from lakesieve.contract import registry
 from lakesieve.errors import IndexCorruptError, IndexNotFoundError
 from lakesieve.model import BuiltIndex, Instant, Snapshot, TableRef
-from lakesieve.query.overlay import DELTA_FILE, DeltaOverlay
+from lakesieve.query.overlay import DELTA_FILE, RENAMES_FILE, DeltaOverlay, renames_of
 from lakesieve.query.planner import LakesieveWarning, LoadedIndex
 from lakesieve.query.table_view import TableView
 from lakesieve.store import IndexStore
@@ -151,18 +151,18 @@ class TableIndexes:
         key = "overlay:" + chain[-1].state_id
         if key in self._loaded:
             return chain, self._loaded[key], None
-        deltas: list[Any] = []
+        states: list[tuple[Any, dict[str, str]]] = []
         problem: tuple[str, str] | None = None
         end = len(chain)
         for i, state in enumerate(chain[1:], start=1):
             try:
                 files = self.store.read_files(state)
+                states.append((files.get(DELTA_FILE), renames_of(files.get(RENAMES_FILE))))
             except Exception as exc:
                 problem, end = (state.instant, str(exc)), i
                 break
-            deltas.append(files.get(DELTA_FILE))
         if problem is None:
-            overlay = DeltaOverlay.from_deltas([d for d in deltas if d is not None])
+            overlay = DeltaOverlay.from_states(states)
             self._loaded[key] = overlay
             return chain, overlay, None
         while end > 0 and chain[end - 1].instant not in timeline:
@@ -171,8 +171,11 @@ class TableIndexes:
             raise IndexCorruptError(
                 f"state of instant {problem[0]} ({problem[1]}), and no earlier state is on the timeline"
             )
-        kept = [d for d in deltas[: end - 1] if d is not None]
-        return chain[:end], (DeltaOverlay.from_deltas(kept) if end > 1 else None), problem
+        return (
+            chain[:end],
+            (DeltaOverlay.from_states(states[: end - 1]) if end > 1 else None),
+            problem,
+        )
 
     def describe(self, name: str) -> dict[str, Any]:
         """Type, column, instants, size and the index type's own description."""
@@ -199,6 +202,7 @@ class TableIndexes:
                 overlay = self.overlay(definition, chain)
                 if overlay is not None:
                     out["delta_rows"] = overlay.rows
+                    out["locations_moved"] = len(overlay.renames)
                 obj = self.load(definition, base)
                 details = registry.index_type(definition.type).describe(obj)
                 if details:
