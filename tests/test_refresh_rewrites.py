@@ -186,6 +186,34 @@ def test_an_upsert_over_every_bucket_is_refreshed_by_pairs(
     _check_truth(spark, table, fmt)
 
 
+@pytest.mark.parametrize("fmt", ["delta", "iceberg"])
+def test_spark_jobs_pair_rewritten_files_too(spark: Any, tmp_path: Path, fmt: str) -> None:
+    """A change past the driver's share is paired by Spark jobs, as the driver pairs it."""
+    table = _written(spark, tmp_path / "t", fmt)
+    _upsert(spark, Path(table.path), [*range(0, 400, 7), *range(400, 430)], 1)
+    by_spark = open_table(table.path, refresh_policy=RefreshPolicy(driver_max_mb=0))
+    results = {r.index: r for r in by_spark.refresh(spark=spark)}
+    for typ in TYPES:
+        r = results[f"k_{typ}"]
+        assert (r.engine, r.locations_renamed) == ("spark", BUCKETS), r
+        assert 0 < r.delta_rows < 200, r  # the changed keys, not every row of both files
+    _check_truth(spark, table, fmt)
+    # the same pairs the driver finds, on the same change
+    from lakesieve.maintenance.refresh_pairs_spark import spark_pairs
+    from lakesieve.maintenance.refresh_plan import plan_delta
+
+    again = open_table(table.path)
+    indexes = again.states
+    line = again.timeline()
+    start, end = line[-2], line[-1]
+    plan = plan_delta(indexes, "k", start, end)
+    paired = spark_pairs(indexes, spark, "k", start, end, plan.old_units, plan.new_units)
+    assert len(paired) == BUCKETS
+    assert paired == spark_pairs(  # a sample of one key in eight of each file: the same pairs
+        indexes, spark, "k", start, end, plan.old_units, plan.new_units, sample=12
+    )
+
+
 @pytest.mark.parametrize("how", ["declined", "failed"])
 def test_a_rename_an_index_type_does_not_take_is_stored(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str

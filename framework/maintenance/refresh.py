@@ -31,10 +31,12 @@ no Spark session. Larger changes, and a rebuild, run as Spark jobs.
 
 **Rewritten files followed by name.** Delta Lake and Iceberg rewrite a
 whole file to change a few rows; by location, the delta would hold every
-row of the old file and of the new one. On the driver, refresh pairs each
-removed file with the added file that holds most of its keys, and the delta
-holds only the keys that changed (:mod:`lakesieve.maintenance.refresh_pairs`
-says why that is exact for any pairing). A stored delta keeps the pairs in
+row of the old file and of the new one. Refresh pairs each removed file
+with the added file that holds most of its keys (on the driver, or by Spark
+jobs over a sample of the keys: :mod:`lakesieve.maintenance.refresh_pairs_spark`),
+and the delta holds only the keys that changed
+(:mod:`lakesieve.maintenance.refresh_pairs` says why that is exact for any
+pairing). A stored delta keeps the pairs in
 a ``renames`` file, and lookups answer the base under the new names
 (:mod:`lakesieve.query.overlay`); a fold moves the base's entries to the new
 names first, for an index type that can
@@ -67,6 +69,7 @@ from lakesieve.keys.key_order import KeyOrder
 from lakesieve.maintenance.index_build import build_state
 from lakesieve.maintenance.refresh_fold import fold, fold_small, folds_on_driver, stored_rows
 from lakesieve.maintenance.refresh_local import delta_schema, driver_bytes, local_delta
+from lakesieve.maintenance.refresh_pairs_spark import spark_pairs
 from lakesieve.maintenance.refresh_plan import DeltaPlan, DeltaRows, plan_delta, summed_frame
 from lakesieve.maintenance.vacuum import vacuum
 from lakesieve.model import BuiltIndex, Instant
@@ -181,12 +184,29 @@ def delta_frame(
     start: Instant,
     end: Instant,
     plan: DeltaPlan,
+    pair_rewrites: bool = False,
 ) -> DeltaRows | None:
     """The summed ``(key, location, count)`` rows between two instants; ``None`` when nothing to read.
 
-    Frames it keeps cached are recorded in ``plan.held`` for the caller to release.
+    With ``pair_rewrites``, files rewritten copy-on-write are first paired
+    with the files that replaced them by Spark jobs
+    (:mod:`~lakesieve.maintenance.refresh_pairs_spark`; a pairing that fails
+    warns and reads the change by location). Frames it keeps cached are
+    recorded in ``plan.held`` for the caller to release.
     """
-    rows, held = summed_frame(table, spark, column, start, end, plan)
+    renames: dict[str, str] = {}
+    if pair_rewrites:
+        try:
+            renames = spark_pairs(table, spark, column, start, end, plan.old_units, plan.new_units)
+        except Exception as exc:
+            warnings.warn(
+                f"table {table.path}: rewritten files cannot be paired with the files that "
+                f"replaced them ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); "
+                "reading the change by location",
+                LakesieveWarning,
+                stacklevel=3,
+            )
+    rows, held = summed_frame(table, spark, column, start, end, plan, renames)
     if held is not None:
         plan.held.append(held)
     return rows
@@ -289,7 +309,9 @@ def refresh_index(
             if delta is None:
                 if small:  # the driver's read moved change data locations: plan again
                     plan = plan_delta(table, definition.column, start, target)
-                delta = delta_frame(table, sessions.get(), definition.column, start, target, plan)
+                delta = delta_frame(
+                    table, sessions.get(), definition.column, start, target, plan, True
+                )
             result.locations_read = plan.locations_read
             result.locations_skipped_in_place = plan.skipped_in_place
             result.locations_stamped = plan.locations_stamped

@@ -31,7 +31,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["SAMPLE_KEYS", "pair_rewrites"]
+__all__ = ["SAMPLE_KEYS", "chosen_pairs", "pair_rewrites"]
 
 #: Distinct keys of a removed location looked up among the added locations' keys.
 SAMPLE_KEYS = 1024
@@ -103,16 +103,34 @@ def pair_rewrites(
         counts = met.group_by(["old", "new"], use_threads=False).aggregate([("key", "count")])
     except (pa.ArrowException, TypeError, ValueError):
         return {}
-    old = np.asarray(counts.column("old"), dtype=np.int64)
-    new = np.asarray(counts.column("new"), dtype=np.int64)
-    common = np.asarray(counts.column("key_count"), dtype=np.int64)
+    return chosen_pairs(
+        [
+            (old_names[int(i)], new_names[int(j)], int(c))
+            for i, j, c in zip(
+                counts.column("old").to_pylist(),
+                counts.column("new").to_pylist(),
+                counts.column("key_count").to_pylist(),
+                strict=True,
+            )
+        ],
+        {name: int(looked_up[i]) for i, name in enumerate(old_names)},
+    )
+
+
+def chosen_pairs(
+    common: Sequence[tuple[str, str, int]], looked_up: Mapping[str, int]
+) -> dict[str, str]:
+    """Pairs by most keys in common first, each location once, each with at least half its keys.
+
+    Args:
+        common: ``(old, new, keys in common)`` for each pair of locations that share keys.
+        looked_up: the keys looked up of each old location.
+    """
     pairs: dict[str, str] = {}
-    taken: set[int] = set()
-    for at in np.lexsort((new, old, -common)).tolist():
-        i, j = int(old[at]), int(new[at])
-        name = old_names[i]
-        if name in pairs or j in taken or 2 * int(common[at]) < int(looked_up[i]):
+    taken: set[str] = set()
+    for old, new, count in sorted(common, key=lambda t: (-t[2], t[0], t[1])):
+        if old in pairs or new in taken or 2 * count < looked_up.get(old, 0) or count <= 0:
             continue
-        pairs[name] = new_names[j]
-        taken.add(j)
+        pairs[old] = new
+        taken.add(new)
     return pairs

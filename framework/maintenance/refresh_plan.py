@@ -71,6 +71,7 @@ of paths a refresh takes; the general path is always a correct fallback.
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -297,8 +298,12 @@ def _general_part(
     start: Instant,
     end: Instant,
     plan: DeltaPlan,
+    renames: Mapping[str, str] | None = None,
 ) -> list[DataFrame]:
-    """``(key, location, count)`` frames of the whole-slice reads at both instants."""
+    """``(key, location, count)`` frames of the whole-slice reads at both instants.
+
+    The rows of a location ``renames`` moves are read at ``start`` under its new name.
+    """
     from pyspark.sql import functions as F
 
     frames = []
@@ -306,10 +311,19 @@ def _general_part(
         if not units:
             continue
         frame = read_columns(table.view.fmt, spark, units, inst.id, [column])
+        location = F.col(LOCATION_COLUMN)
+        if sign < 0 and renames:
+            moved = spark.createDataFrame(
+                sorted(renames.items()), "moved_from string, moved_to string"
+            )
+            frame = frame.join(
+                F.broadcast(moved), frame[LOCATION_COLUMN] == moved["moved_from"], "left"
+            )
+            location = F.coalesce(F.col("moved_to"), F.col(LOCATION_COLUMN))
         frames.append(
             frame.select(
                 F.col(column).alias("key"),
-                F.col(LOCATION_COLUMN).alias("location"),
+                location.alias("location"),
                 F.lit(sign).cast("long").alias("count"),
             )
         )
@@ -380,8 +394,14 @@ def summed_frame(
     start: Instant,
     end: Instant,
     plan: DeltaPlan,
+    renames: Mapping[str, str] | None = None,
 ) -> tuple[DeltaRows | None, DataFrame | None]:
-    """The summed ``(key, location, count)`` delta (``None`` when nothing to read), and a frame to unpersist."""
+    """The summed ``(key, location, count)`` delta (``None`` when nothing to read), and a frame to unpersist.
+
+    With ``renames`` (:mod:`~lakesieve.maintenance.refresh_pairs_spark`), a
+    rewritten file's old rows are summed with its new file's under the new
+    name, and the result carries the renames.
+    """
     from pyspark.sql import functions as F
 
     imaged, image_held, image_table = image_changes(table, spark, column, end, plan)
@@ -401,7 +421,8 @@ def summed_frame(
         plan.new_units += plan.stamped_new_units
         plan.stamped_old_units, plan.stamped_new_units = (), ()
         stamped, held, collected = [], None, None
-    frames = _general_part(table, spark, column, start, end, plan) + stamped + imaged
+    moved = dict(renames or {})
+    frames = _general_part(table, spark, column, start, end, plan, moved) + stamped + imaged
     tables = [t for t in (collected, image_table) if t is not None]
     if len(tables) == 1 and not frames:
         return DeltaRows(table=tables[0]), held  # summed by the tasks, on the driver
@@ -412,9 +433,11 @@ def summed_frame(
         return None, held
     alone = len(frames) == 1 and any(frames[0] is f for f in summed_parts)
     if alone and _summed_by_equality(frames[0]):
-        return DeltaRows(frame=frames[0]), held  # one row per (key, location), none 0
+        return DeltaRows(
+            frame=frames[0], renames=moved
+        ), held  # one row per (key, location), none 0
     union = frames[0]
     for part in frames[1:]:
         union = union.unionByName(part)
     summed = union.groupBy("key", "location").agg(F.sum("count").cast("long").alias("count"))
-    return DeltaRows(frame=summed.where(F.col("count") != 0)), held
+    return DeltaRows(frame=summed.where(F.col("count") != 0), renames=moved), held
