@@ -7,13 +7,15 @@ location leaving the snapshot and another entering it, and a delta by
 location holds every row of both: an upsert of 1.5% of the rows that
 touches every bucket of a table gives a delta of twice the table's rows.
 
-When the index type can move a location's entry to a new name
-(:class:`~lakesieve.contract.protocols.RenamesLocations`), refresh pairs each
-removed location with the added location that holds most of its keys
-(:func:`pair_rewrites`), moves the entry of the old name to the new one,
-and sums the two files' rows into one delta under the new name: ``+1`` for
-the new file's rows, ``-1`` for the old one's. Only the keys the commit
-truly changed are left.
+Refresh pairs each removed location with the added location that holds
+most of its keys (:func:`pair_rewrites` on the driver;
+:mod:`~lakesieve.maintenance.refresh_pairs_spark` with Spark jobs), and
+sums the two files' rows into one delta under the new name: ``+1`` for the
+new file's rows, ``-1`` for the old one's. Only the keys the commit truly
+changed are left. The delta state keeps the pairs beside its rows; lookups
+answer the base's entry of the old name under the new one
+(:mod:`lakesieve.query.overlay`), and a fold moves that entry to the new
+name (:class:`~lakesieve.contract.protocols.RenamesLocations`).
 
 That is exact for any pairing: the entry the index kept for the old file
 covers the old file's keys, and the delta adds what the new file has beyond
