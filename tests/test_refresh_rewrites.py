@@ -288,3 +288,33 @@ def test_a_file_a_stored_delta_brought_in_is_followed_too(spark: Any, tmp_path: 
     done = {r.index: r.action for r in table.compact(spark=spark)}
     assert done == {f"k_{t}": ("rebuilt" if t == "exact" else "compacted") for t in TYPES}
     _check_truth(spark, table, "delta")
+
+
+def test_a_chain_whose_base_snapshot_expired_is_rebuilt(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Folding moved names needs the base's snapshot (which names it holds); without it, a rebuild."""
+    table = _written(spark, tmp_path / "t", "delta")
+    write(
+        table.path,
+        _rows(spark, list(range(400, 420)), 1),
+        options=WriteOptions(mode="insert"),
+        spark=spark,
+    )
+    table.refresh("k_sieve", spark=spark)
+    _upsert(spark, Path(table.path), list(range(0, 400, 7)), 2)
+    (r,) = table.refresh("k_sieve", spark=spark)
+    assert (r.action, r.locations_renamed, r.chain_length) == ("delta", BUCKETS, 2), r
+    base = table.index("k_sieve").chain(table.index("k_sieve").latest())[0].instant
+    view = type(table.states.view)
+    real = view.snapshot_at
+
+    def expired(self: Any, inst: Any) -> Any:
+        if inst is not None and inst.id == base:
+            raise RuntimeError(f"snapshot {inst.id} expired")
+        return real(self, inst)
+
+    monkeypatch.setattr(view, "snapshot_at", expired)
+    assert [c.action for c in table.compact("k_sieve", spark=spark)] == ["rebuilt"]
+    monkeypatch.undo()
+    _check_truth(spark, table, "delta")

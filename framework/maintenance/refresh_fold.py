@@ -86,8 +86,9 @@ def _moved_base(
 
     A moved name the base does not hold (a file a stored delta brought in)
     moves with the stored deltas' rows alone. ``None`` when the index type
-    does not move entries (:class:`~lakesieve.contract.protocols.RenamesLocations`)
-    or declines.
+    does not move entries (:class:`~lakesieve.contract.protocols.RenamesLocations`),
+    declines, or the base's snapshot can no longer be read (the table
+    expired it) to tell which names it holds.
     """
     base_obj = table.load(definition, chain[0])
     if not moved:
@@ -98,7 +99,10 @@ def _moved_base(
     in_base = moved
     if len(chain) > 1:
         base = chain[0]
-        held = table.view.snapshot_at(Instant(base.instant_sort_key, base.instant)).locations
+        try:
+            held = table.view.snapshot_at(Instant(base.instant_sort_key, base.instant)).locations
+        except Exception:  # an expired snapshot: rebuild rather than guess
+            return None
         in_base = {old: new for old, new in moved.items() if old in held}
     return itype.rename_locations(base_obj, in_base)
 
