@@ -18,7 +18,7 @@ from lakesieve.model import KeyQuery
 from lakesieve.query.overlay import (
     DeltaOverlay,
     follow_chain,
-    renamed_rows,
+    moved_rows,
     renames_of,
     renames_table,
 )
@@ -127,4 +127,4 @@ def test_renames_files_round_trip_and_refuse_what_is_wrong() -> None:
     with pytest.raises(ValueError, match="twice"):
         renames_of(pa.table({"location": ["a", "a"], "renamed_to": ["b", "c"]}))
     rows = _delta([(1, "a", 1), (2, "z", 1)])
-    assert renamed_rows(rows, {"a": "b"}).column("location").to_pylist() == ["b", "z"]
+    assert moved_rows(rows, {"a": "b"}).column("location").to_pylist() == ["b", "z"]

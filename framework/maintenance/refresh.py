@@ -184,28 +184,26 @@ def delta_frame(
     start: Instant,
     end: Instant,
     plan: DeltaPlan,
-    pair_rewrites: bool = False,
 ) -> DeltaRows | None:
     """The summed ``(key, location, count)`` rows between two instants; ``None`` when nothing to read.
 
-    With ``pair_rewrites``, files rewritten copy-on-write are first paired
-    with the files that replaced them by Spark jobs
+    Files rewritten copy-on-write are first paired with the files that
+    replaced them by Spark jobs
     (:mod:`~lakesieve.maintenance.refresh_pairs_spark`; a pairing that fails
     warns and reads the change by location). Frames it keeps cached are
     recorded in ``plan.held`` for the caller to release.
     """
     renames: dict[str, str] = {}
-    if pair_rewrites:
-        try:
-            renames = spark_pairs(table, spark, column, start, end, plan.old_units, plan.new_units)
-        except Exception as exc:
-            warnings.warn(
-                f"table {table.path}: rewritten files cannot be paired with the files that "
-                f"replaced them ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); "
-                "reading the change by location",
-                LakesieveWarning,
-                stacklevel=3,
-            )
+    try:
+        renames = spark_pairs(table, spark, column, start, end, plan.old_units, plan.new_units)
+    except Exception as exc:
+        warnings.warn(
+            f"table {table.path}: rewritten files cannot be paired with the files that "
+            f"replaced them ({str(exc).splitlines()[0] if str(exc) else type(exc).__name__}); "
+            "reading the change by location",
+            LakesieveWarning,
+            stacklevel=3,
+        )
     rows, held = summed_frame(table, spark, column, start, end, plan, renames)
     if held is not None:
         plan.held.append(held)
@@ -305,13 +303,11 @@ def refresh_index(
             start = next(i for i in line if i.id == head.instant)
             plan = plan_delta(table, definition.column, start, target)
             small = _small(table, plan, target, policy)
-            delta = _driver_delta(table, definition, start, target, plan, True) if small else None
+            delta = _driver_delta(table, definition, start, target, plan) if small else None
             if delta is None:
                 if small:  # the driver's read moved change data locations: plan again
                     plan = plan_delta(table, definition.column, start, target)
-                delta = delta_frame(
-                    table, sessions.get(), definition.column, start, target, plan, True
-                )
+                delta = delta_frame(table, sessions.get(), definition.column, start, target, plan)
             result.locations_read = plan.locations_read
             result.locations_skipped_in_place = plan.skipped_in_place
             result.locations_stamped = plan.locations_stamped
@@ -450,21 +446,18 @@ def _driver_delta(
     start: Instant,
     end: Instant,
     plan: DeltaPlan,
-    pair_rewrites: bool = False,
 ) -> DeltaRows | None:
     """The delta read on the driver (``plan`` is small enough); ``None``: read it with Spark.
 
-    With ``pair_rewrites``, rewritten files are followed to the files that
-    replaced them (the result's ``renames``; see
+    Rewritten files are followed to the files that replaced them (the
+    result's ``renames``; see
     :mod:`~lakesieve.maintenance.refresh_pairs`). A read that fails here (a
     type the driver cannot cast, a file a plugin reads only in Spark) is
     left to the Spark path, with a warning.
     """
     try:
         key_type = KeyOrder.of(definition.key_type, definition.type).arrow_type()
-        rows, renames = local_delta(
-            table, definition.column, key_type, start, end, plan, pair_rewrites
-        )
+        rows, renames = local_delta(table, definition.column, key_type, start, end, plan)
     except Exception as exc:
         warnings.warn(
             f"index {definition.name!r} on table {table.path}: changes since {start.id} cannot be "

@@ -38,6 +38,7 @@ from collections.abc import Iterable, Iterator, Sequence
 import pyarrow as pa
 import pyarrow.compute as pc
 from lakesieve.maintenance.refresh_pairs import pair_rewrites as pairs_of
+from lakesieve.maintenance.refresh_pairs import rewrite_sides
 from lakesieve.maintenance.refresh_plan import DeltaPlan, unimage
 from lakesieve.maintenance.refresh_stamped import (
     PAIR_IDS,
@@ -167,18 +168,16 @@ def local_delta(
     start: Instant,
     end: Instant,
     plan: DeltaPlan,
-    pair_rewrites: bool = False,
 ) -> tuple[pa.Table | None, dict[str, str]]:
     """The summed ``(key, location, count)`` delta read on the driver (``None``: nothing to read), and its renames.
 
-    With ``pair_rewrites``, a location that left the snapshot and one that
-    entered it holding most of its keys (a file rewritten copy-on-write,
+    A location that left the snapshot and one that entered it holding most
+    of its keys (a file rewritten copy-on-write,
     :func:`~lakesieve.maintenance.refresh_pairs.pair_rewrites`) are summed
     together under the new name, and the second value maps each such old
     name to its new one: the delta is then right only for an index whose
-    entries of the old names were moved to the new ones first. Without it
-    (or with nothing to pair) the renames are empty and the delta is by
-    location.
+    entries of the old names answer under the new ones. With nothing to
+    pair the renames are empty and the delta is by location.
 
     Args:
         table: the table's indexes (its view reads the units).
@@ -199,19 +198,19 @@ def local_delta(
         return None, {}
     held: dict[str, list[tuple[pa.Array, int]]] = {}
     renames: dict[str, str] = {}
-    if pair_rewrites:
-        gone = [loc for loc, reads in general.items() if all(r[2] < 0 for r in reads)]
-        came = [loc for loc, reads in general.items() if all(r[2] > 0 for r in reads)]
-        if gone and came:
-            for loc in gone + came:
-                held[loc] = [
-                    (spark_keys(keys.cast(key_type)), sign)
-                    for keys, sign in _whole_reads(table, column, general[loc])
-                ]
-            renames = pairs_of(
-                {loc: [k for k, _ in held[loc]] for loc in gone},
-                {loc: [k for k, _ in held[loc]] for loc in came},
-            )
+    gone_units, came_units = rewrite_sides(plan.old_units, plan.new_units)
+    gone = sorted({u.location for u in gone_units})
+    came = sorted({u.location for u in came_units})
+    if gone and came:
+        for loc in gone + came:
+            held[loc] = [
+                (spark_keys(keys.cast(key_type)), sign)
+                for keys, sign in _whole_reads(table, column, general[loc])
+            ]
+        renames = pairs_of(
+            {loc: [k for k, _ in held[loc]] for loc in gone},
+            {loc: [k for k, _ in held[loc]] for loc in came},
+        )
     old_of_new = {new: old for old, new in renames.items()}
     parts = []
     for location, whole in sorted(general.items()):

@@ -32,11 +32,24 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from lakesieve.model import ReadUnit
 
-__all__ = ["SAMPLE_KEYS", "chosen_pairs", "pair_rewrites"]
+__all__ = ["SAMPLE_KEYS", "chosen_pairs", "pair_rewrites", "rewrite_sides"]
 
 #: Distinct keys of a removed location looked up among the added locations' keys.
 SAMPLE_KEYS = 1024
+
+
+def rewrite_sides(
+    old_units: Sequence[ReadUnit], new_units: Sequence[ReadUnit]
+) -> tuple[list[ReadUnit], list[ReadUnit]]:
+    """The units of locations that only left the snapshot, and of those that only entered it."""
+    old_locs = {u.location for u in old_units}
+    new_locs = {u.location for u in new_units}
+    return (
+        [u for u in old_units if u.location not in new_locs],
+        [u for u in new_units if u.location not in old_locs],
+    )
 
 
 def _distinct(parts: Sequence[pa.Array]) -> pa.Array:

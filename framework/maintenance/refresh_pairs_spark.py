@@ -35,26 +35,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lakesieve.contract.format_read import read_columns
-from lakesieve.maintenance.refresh_pairs import SAMPLE_KEYS, chosen_pairs
+from lakesieve.maintenance.refresh_pairs import SAMPLE_KEYS, chosen_pairs, rewrite_sides
 from lakesieve.model import LOCATION_COLUMN, Instant, ReadUnit
 
 if TYPE_CHECKING:
     from lakesieve.store.index_state import TableIndexes
     from pyspark.sql import DataFrame, SparkSession
 
-__all__ = ["rewrite_sides", "spark_pairs"]
-
-
-def rewrite_sides(
-    old_units: Sequence[ReadUnit], new_units: Sequence[ReadUnit]
-) -> tuple[list[ReadUnit], list[ReadUnit]]:
-    """The units of locations that only left the snapshot, and of those that only entered it."""
-    old_locs = {u.location for u in old_units}
-    new_locs = {u.location for u in new_units}
-    return (
-        [u for u in old_units if u.location not in new_locs],
-        [u for u in new_units if u.location not in old_locs],
-    )
+__all__ = ["spark_pairs"]
 
 
 def _keys(

@@ -433,9 +433,8 @@ def summed_frame(
         return None, held
     alone = len(frames) == 1 and any(frames[0] is f for f in summed_parts)
     if alone and _summed_by_equality(frames[0]):
-        return DeltaRows(
-            frame=frames[0], renames=moved
-        ), held  # one row per (key, location), none 0
+        # one row per (key, location), none 0
+        return DeltaRows(frame=frames[0], renames=moved), held
     union = frames[0]
     for part in frames[1:]:
         union = union.unionByName(part)

@@ -93,7 +93,7 @@ def renames_of(table: pa.Table | None) -> dict[str, str]:
     return dict(zip(olds, news, strict=True))
 
 
-def renamed_rows(delta: pa.Table, renames: Mapping[str, str]) -> pa.Table:
+def moved_rows(delta: pa.Table, renames: Mapping[str, str]) -> pa.Table:
     """A delta's rows with each old location name replaced by its new one."""
     if not delta.num_rows or not renames:
         return delta
@@ -123,7 +123,7 @@ def follow_chain(
             moved = {old: renames.get(now, now) for old, now in moved.items()}
             for old, new in renames.items():
                 moved.setdefault(old, new)
-            deltas = [renamed_rows(d, renames) for d in deltas]
+            deltas = [moved_rows(d, renames) for d in deltas]
         if delta is not None:
             deltas.append(delta)
     return deltas, moved
