@@ -39,6 +39,7 @@ from lakesieve.model import BuiltIndex, Instant
 from lakesieve.spark.session import SessionOnDemand
 from lakesieve.store.index_log import IndexDefinition
 from lakesieve.store.index_state import TableIndexes
+from lakesieve.store.seen_locations import seen_of
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -122,7 +123,7 @@ def compact_index(
         if built is None:  # a base whose entries are all as a build writes them
             return result
         try:
-            commit_state(table, name, head, built, target, "base", None)
+            commit_state(table, name, head, built, target, "base", None, seen_of(chain))
         except HeadMoved:
             continue
         result.action, result.delta_rows = how, stored_rows(chain)

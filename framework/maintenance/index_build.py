@@ -28,6 +28,7 @@ from lakesieve.store.index_log import (
     default_index_name,
 )
 from lakesieve.store.index_state import TableIndexes
+from lakesieve.store.seen_locations import hashes, stamp
 from lakesieve.store.task_files import staging
 
 if TYPE_CHECKING:
@@ -237,4 +238,5 @@ def build_state(
             f"index type {definition.type!r} returned {got} from build, not BuiltIndex"
         )
     built.meta.setdefault("build_seconds", round(time.perf_counter() - started, 3))
+    stamp(built.meta, "base", hashes(snapshot.locations))  # the locations the build read
     return built

@@ -78,6 +78,7 @@ from lakesieve.query.planner import LakesieveWarning
 from lakesieve.spark.session import SessionOnDemand
 from lakesieve.store.index_log import IndexDefinition, IndexState, LogSnapshot, add_state_action
 from lakesieve.store.index_state import TableIndexes
+from lakesieve.store.seen_locations import after_change, hashes, seen_of, stamp
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -227,8 +228,15 @@ def commit_state(
     target: Instant,
     kind: str,
     base: str | None,
+    seen: frozenset[int] | None = None,
+    parent_seen: frozenset[int] | None = None,
 ) -> None:
-    """Write the files and commit the state, if ``head`` is still the index's newest state."""
+    """Write the files and commit the state, if ``head`` is still the index's newest state.
+
+    ``seen`` is what the new state has seen (:mod:`lakesieve.store.seen_locations`;
+    ``parent_seen`` what ``head`` had, for a delta); ``None`` records nothing.
+    """
+    stamp(built.meta, kind, seen, parent_seen)
     state_id, records = table.store.write_files(name, built)
 
     def actions(snap: LogSnapshot) -> list[dict[str, Any]]:
@@ -302,6 +310,8 @@ def refresh_index(
             chain = definition.chain(head)
             start = next(i for i in line if i.id == head.instant)
             plan = plan_delta(table, definition.column, start, target)
+            parent_seen = seen_of(chain)
+            seen = _seen_after(table, parent_seen, plan, target)
             small = _small(table, plan, target, policy)
             delta = _driver_delta(table, definition, start, target, plan) if small else None
             if delta is None:
@@ -333,6 +343,7 @@ def refresh_index(
                     target,
                     "base",
                     None,
+                    hashes(table.view.snapshot_at(target).locations),
                 )
             except HeadMoved:
                 continue
@@ -395,7 +406,7 @@ def refresh_index(
                     )
             if built is not None:
                 try:
-                    commit_state(table, name, head, built, target, "base", None)
+                    commit_state(table, name, head, built, target, "base", None, seen)
                 except HeadMoved:
                     continue
                 result.action, result.chain_length = how, 0
@@ -411,7 +422,17 @@ def refresh_index(
                 meta = {"delta_rows": rows, "from_instant": head.instant}
                 built = BuiltIndex(files=files, meta=meta)
                 try:
-                    commit_state(table, name, head, built, target, "delta", chain[0].state_id)
+                    commit_state(
+                        table,
+                        name,
+                        head,
+                        built,
+                        target,
+                        "delta",
+                        chain[0].state_id,
+                        seen,
+                        parent_seen,
+                    )
                 except HeadMoved:
                     continue
                 result.action, result.chain_length = "delta", deltas + 1
@@ -427,6 +448,22 @@ def refresh_index(
     raise CommitConflictError(
         f"index {name!r} on table {table.path}: {attempts} refreshes in a row lost a race to other writers"
     )
+
+
+def _seen_after(
+    table: TableIndexes, parent: frozenset[int] | None, plan: DeltaPlan, end: Instant
+) -> frozenset[int]:
+    """What the state a refresh commits at ``end`` has seen (:mod:`lakesieve.store.seen_locations`).
+
+    The parent's locations, less those the change removed, plus those it
+    touched that are live at ``end``: a location the change record (checked
+    against both snapshots) never named stays unseen.
+    """
+    live = table.view.snapshot_at(end).locations
+    changes = plan.changes
+    if changes is None:
+        return parent if parent is not None else hashes(live)
+    return after_change(parent, changes.removed, changes.touched & live, live)
 
 
 def _small(table: TableIndexes, plan: DeltaPlan, end: Instant, policy: RefreshPolicy) -> bool:

@@ -80,7 +80,7 @@ from lakesieve.contract.format_read import read_columns
 from lakesieve.contract.protocols import ReadsChangeImages
 from lakesieve.files.arrow_frame import frame_of
 from lakesieve.maintenance.refresh_stamped import COLLECT_ROWS, stamped_delta, sums_by_equality
-from lakesieve.model import LOCATION_COLUMN, ChangeImageFiles, Instant, ReadUnit, Snapshot
+from lakesieve.model import LOCATION_COLUMN, ChangeImageFiles, Changes, Instant, ReadUnit, Snapshot
 from lakesieve.query.planner import LakesieveWarning
 from lakesieve.store.index_state import TableIndexes
 
@@ -109,6 +109,7 @@ class DeltaPlan:
             the format's metadata records them (``None``: not known for all).
         record_id_fields: integer columns matching records as the record id
             does (``Changes.record_id_fields``), read instead of it.
+        changes: the change between the two instants the plan was made from.
     """
 
     old_units: tuple[Any, ...]
@@ -125,6 +126,7 @@ class DeltaPlan:
     held: list[Any] = field(default_factory=list)
     stamped_rows: int | None = None
     record_id_fields: tuple[str, ...] = ()
+    changes: Changes | None = None
 
     @property
     def locations_read(self) -> int:
@@ -150,7 +152,7 @@ class DeltaPlan:
 
 def plan_delta(table: TableIndexes, column: str, start: Instant, end: Instant) -> DeltaPlan:
     """The read units, at ``start`` and at ``end``, whose keys may differ, and how to read them."""
-    changes = table.view.fmt.changes(start.id, end.id)
+    changes = table.view.changes(start, end)
     touched = set(changes.touched)
     skipped = 0
     if column in changes.key_columns:
@@ -169,7 +171,7 @@ def plan_delta(table: TableIndexes, column: str, start: Instant, end: Instant) -
         touched -= stamped
         image_stamped = frozenset(imaged & set(changes.stamped))
     if not touched and not stamped and not imaged:
-        return DeltaPlan((), (), skipped)
+        return DeltaPlan((), (), skipped, changes=changes)
     old: Snapshot = table.view.snapshot_at(start)
     new: Snapshot = table.view.snapshot_at(end)
     stamped_old = old.units_for(stamped)
@@ -181,6 +183,7 @@ def plan_delta(table: TableIndexes, column: str, start: Instant, end: Instant) -
         logs_only(stamped_old, new.units_for(stamped), changes.written_in_logs),
         rid if stamped or image_stamped else None,
         wtime if stamped or image_stamped else None,
+        changes=changes,
     )
     if stamped or image_stamped:
         plan.record_id_fields = tuple(changes.record_id_fields)

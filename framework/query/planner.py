@@ -58,6 +58,9 @@ class LoadedIndex:
         visible: the locations of the queried snapshot (``None``: not known).
             An index may still name locations a later commit removed (its base
             keeps them until compaction); they are never read, nor reported.
+        unseen: locations of the queried snapshot the state never saw
+            (:mod:`lakesieve.store.seen_locations`); they are part of
+            ``added_for_staleness``, whatever the format's change record says.
     """
 
     definition: IndexDefinition
@@ -65,6 +68,7 @@ class LoadedIndex:
     obj: Any = None
     error: str = ""
     added_for_staleness: frozenset[str] = frozenset()
+    unseen: int = 0
     overlay: Any = None
     answered: int = 0
     visible: frozenset[str] | None = None

@@ -99,6 +99,9 @@ def explain_plan(
         ):
             entry["stale"] = True
             entry["locations_added_for_staleness"] = len(item.added_for_staleness)
+        if item.unseen:
+            # locations of the snapshot the index never saw: always read
+            entry["locations_unseen"] = item.unseen
         indexes.append(entry)
     total_bytes = sum(u.size_bytes for u in plan.snapshot.units)
     sel_bytes = sum(u.size_bytes for u in plan.units)

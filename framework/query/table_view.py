@@ -14,7 +14,8 @@ import pyarrow as pa
 from lakesieve.contract import registry
 from lakesieve.contract.protocols import HasTableId, TableFormat
 from lakesieve.errors import InstantNotFoundError
-from lakesieve.model import Instant, Snapshot, TableRef
+from lakesieve.model import Changes, Instant, Snapshot, TableRef
+from lakesieve.query.live_changes import checked_changes
 from lakesieve.store.index_log import table_id_fingerprint
 
 #: Instants whose schema and snapshot a view remembers.
@@ -119,6 +120,23 @@ class TableView:
             inst,
             lambda: self.fmt.snapshot(inst.id),
         )
+
+    def changes(self, start: Instant | None, end: Instant) -> Changes:
+        """The locations touched between ``start`` and ``end``, checked against both snapshots.
+
+        The format's change record (its ``changes`` hook) is corrected by the
+        read units live at each instant (:mod:`lakesieve.query.live_changes`),
+        so a writer that records less than it did costs a wider read, never a
+        lost row. When the snapshot at ``start`` cannot be listed any more
+        (expired), the hook's answer stands alone: hooks report every location
+        as rewritten then.
+        """
+        reported = self.fmt.changes(start.id if start is not None else None, end.id)
+        try:
+            old = self.snapshot_at(start)
+        except Exception:  # an expired start: the hook already widened its answer
+            return reported
+        return checked_changes(reported, old, self.snapshot_at(end))
 
     def snapshot(self, as_of: str | None = None) -> Snapshot:
         """The read units visible at the instant ``as_of`` names (latest when ``None``)."""

@@ -28,6 +28,8 @@ from lakesieve.query.planner import LakesieveWarning, LoadedIndex
 from lakesieve.query.table_view import TableView
 from lakesieve.store import IndexStore
 from lakesieve.store.index_log import IndexDefinition, IndexState
+from lakesieve.store.seen_locations import seen_of
+from lakesieve.store.seen_locations import unseen as unseen_locations
 from lakesieve.store.task_files import eager_files, on_demand_reader
 
 
@@ -277,11 +279,34 @@ class TableIndexes:
                 warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
             if state.instant != inst.id:
                 try:
-                    changes = self.view.fmt.changes(state.instant, inst.id)
+                    at = next(i for i in line if i.id == state.instant)
+                    changes = self.view.changes(at, inst)
                     item.added_for_staleness = changes.touched & snapshot.locations
                 except Exception as exc:
                     item.obj = None
                     item.error = f"changes since index instant unknown: {exc}"
                     notes.append(f"index {definition.name!r}: {item.error}; not used")
                     warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
+                    continue
+            never_seen = self.unseen(usable, inst, visible)
+            item.unseen = len(never_seen)
+            if never_seen - item.added_for_staleness:
+                item.added_for_staleness = item.added_for_staleness | never_seen
         return out, notes
+
+    def unseen(
+        self, chain: list[IndexState], inst: Instant, locations: frozenset[str]
+    ) -> frozenset[str]:
+        """Locations of the snapshot at ``inst`` that the newest state of ``chain`` never saw.
+
+        Empty when the chain records nothing (states written before the record
+        existed): the format's change record answers for them alone.
+        """
+        seen = seen_of(chain, self._loaded)
+        if seen is None or not chain:
+            return frozenset()
+        key = f"unseen:{chain[-1].state_id}:{inst.id}"
+        if key not in self._loaded:
+            self._loaded[key] = unseen_locations(locations, seen)
+        found: frozenset[str] = self._loaded[key]
+        return found
