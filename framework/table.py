@@ -22,9 +22,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from lakesieve.contract import registry
 from lakesieve.contract.protocols import TableFormat
-from lakesieve.errors import TableNotFoundError
+from lakesieve.errors import StoreWriteError, TableNotFoundError
 from lakesieve.expressions import bind, to_sql
 from lakesieve.expressions.time_zone import session_time_zone
+from lakesieve.files import paths
 from lakesieve.maintenance.compaction import compact_index, compaction_work
 from lakesieve.maintenance.index_build import build_declared, declare_index, same_definition
 from lakesieve.maintenance.index_health import broken_head, drop_broken_states
@@ -65,8 +66,11 @@ def open(
     Args:
         path: table root.
         format: format plugin name; detected from the files when ``None``.
-        index_root: where the index lives (default ``<path>/.lakesieve``).
-        options: format-specific options.
+        index_root: where the index lives (default ``<path>/.lakesieve``); a local
+            folder, required for a table on object storage (an object-store URI).
+        options: format-specific options (for a table on object storage, its
+            storage options: ``AWS_ENDPOINT_URL``, ``AWS_REGION``...; the standard
+            ``AWS_*`` variables are read too).
         auto_refresh: let :meth:`Table.read` bring the indexes up to the
             latest instant before planning.
         refresh_policy: when refresh compacts deltas (defaults otherwise).
@@ -74,10 +78,17 @@ def open(
     Raises:
         TableNotFoundError: nothing at ``path``, or no plugin recognises it.
         AmbiguousFormatError: two plugins claim the table.
+        StoreWriteError: a table on object storage without a local ``index_root``.
     """
-    root = os.path.abspath(os.fspath(path))
-    if not os.path.exists(root):
+    root = table_root(path)
+    remote = paths.local_path(root) is None
+    if not remote and not os.path.exists(root):
         raise TableNotFoundError(f"no table at {root!r}: the path does not exist")
+    if remote and index_root is None:
+        raise StoreWriteError(
+            f"table {root}: an index store on object storage is not supported yet; give "
+            "index_root (a local folder) to keep this table's indexes there"
+        )
     if format is None:
         fmt = registry.open_format(root, options)
     else:
@@ -86,6 +97,19 @@ def open(
     return Table(
         TableRef(root, fmt.name, dict(options or {})), index_root, auto_refresh, refresh_policy, fmt
     )
+
+
+def table_root(path: str | os.PathLike[str]) -> str:
+    """The table root ``path`` names: an absolute local path, or an object-store URI kept as given.
+
+    ``file:`` URIs become local paths; ``s3://``, ``gs://``, ``abfss://`` and
+    other URIs are kept (minus a trailing ``/``), never read as a relative path.
+    """
+    text = os.fspath(path)
+    local = paths.local_path(text)
+    if local is not None:
+        return os.path.abspath(local)
+    return text.rstrip("/")
 
 
 class Table:

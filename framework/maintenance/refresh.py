@@ -70,7 +70,13 @@ from lakesieve.maintenance.index_build import build_state
 from lakesieve.maintenance.refresh_fold import fold, fold_small, folds_on_driver, stored_rows
 from lakesieve.maintenance.refresh_local import delta_schema, driver_bytes, local_delta
 from lakesieve.maintenance.refresh_pairs_spark import spark_pairs
-from lakesieve.maintenance.refresh_plan import DeltaPlan, DeltaRows, plan_delta, summed_frame
+from lakesieve.maintenance.refresh_plan import (
+    DeltaPlan,
+    DeltaRows,
+    plan_delta,
+    seen_after,
+    summed_frame,
+)
 from lakesieve.maintenance.vacuum import vacuum
 from lakesieve.model import BuiltIndex, Instant
 from lakesieve.query.overlay import DELTA_COLUMNS, DELTA_FILE, RENAMES_FILE, renames_table
@@ -78,7 +84,7 @@ from lakesieve.query.planner import LakesieveWarning
 from lakesieve.spark.session import SessionOnDemand
 from lakesieve.store.index_log import IndexDefinition, IndexState, LogSnapshot, add_state_action
 from lakesieve.store.index_state import TableIndexes
-from lakesieve.store.seen_locations import after_change, hashes, seen_of, stamp
+from lakesieve.store.seen_locations import hashes, seen_of, stamp
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -311,7 +317,7 @@ def refresh_index(
             start = next(i for i in line if i.id == head.instant)
             plan = plan_delta(table, definition.column, start, target)
             parent_seen = seen_of(chain)
-            seen = _seen_after(table, parent_seen, plan, target)
+            seen = seen_after(table.view.snapshot_at(target), parent_seen, plan)
             small = _small(table, plan, target, policy)
             delta = _driver_delta(table, definition, start, target, plan) if small else None
             if delta is None:
@@ -448,22 +454,6 @@ def refresh_index(
     raise CommitConflictError(
         f"index {name!r} on table {table.path}: {attempts} refreshes in a row lost a race to other writers"
     )
-
-
-def _seen_after(
-    table: TableIndexes, parent: frozenset[int] | None, plan: DeltaPlan, end: Instant
-) -> frozenset[int]:
-    """What the state a refresh commits at ``end`` has seen (:mod:`lakesieve.store.seen_locations`).
-
-    The parent's locations, less those the change removed, plus those it
-    touched that are live at ``end``: a location the change record (checked
-    against both snapshots) never named stays unseen.
-    """
-    live = table.view.snapshot_at(end).locations
-    changes = plan.changes
-    if changes is None:
-        return parent if parent is not None else hashes(live)
-    return after_change(parent, changes.removed, changes.touched & live, live)
 
 
 def _small(table: TableIndexes, plan: DeltaPlan, end: Instant, policy: RefreshPolicy) -> bool:

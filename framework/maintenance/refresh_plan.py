@@ -83,6 +83,7 @@ from lakesieve.maintenance.refresh_stamped import COLLECT_ROWS, stamped_delta, s
 from lakesieve.model import LOCATION_COLUMN, ChangeImageFiles, Changes, Instant, ReadUnit, Snapshot
 from lakesieve.query.planner import LakesieveWarning
 from lakesieve.store.index_state import TableIndexes
+from lakesieve.store.seen_locations import after_change, hashes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -443,3 +444,17 @@ def summed_frame(
         union = union.unionByName(part)
     summed = union.groupBy("key", "location").agg(F.sum("count").cast("long").alias("count"))
     return DeltaRows(frame=summed.where(F.col("count") != 0), renames=moved), held
+
+
+def seen_after(live: Snapshot, parent: frozenset[int] | None, plan: DeltaPlan) -> frozenset[int]:
+    """What the state a refresh commits has seen (:mod:`lakesieve.store.seen_locations`).
+
+    ``live`` is the snapshot the refresh brings the index to. The parent's
+    locations, less those the change removed, plus those it touched that are
+    live: a location the change record (checked against both snapshots) never
+    named stays unseen.
+    """
+    changes = plan.changes
+    if changes is None:
+        return parent if parent is not None else hashes(live.locations)
+    return after_change(parent, changes.removed, changes.touched & live.locations, live.locations)

@@ -88,7 +88,9 @@ class DeltaFormat(TableFormatBase):
         """
         from lakesieve.contract.format_read import select_columns
         from lakesieve.plugins.delta.spark_read import read_units
+        from lakesieve.spark.object_storage import prepare
 
+        prepare(spark, self.path, self.ref.options)
         frame = read_units(spark, self.ref, units, instant, with_location)
         return select_columns(frame, columns, with_location, self.path)
 

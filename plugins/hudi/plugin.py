@@ -91,7 +91,9 @@ class HudiFormat(TableFormatBase):
     ) -> DataFrame:
         """A DataFrame of the rows of ``units`` as of ``instant``; see :mod:`.spark_read`."""
         from lakesieve.plugins.hudi.spark_read import read_units
+        from lakesieve.spark.object_storage import prepare
 
+        prepare(spark, self.path, self.ref.options)
         return read_units(spark, self.ref, units, instant, with_location, columns)
 
     def read_change_images(

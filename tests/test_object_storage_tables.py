@@ -1,0 +1,198 @@
+"""Tables on object storage: a Delta table on a local S3 server, indexed and read with Spark.
+
+The table is written by delta-rs to a moto S3 server on 127.0.0.1 (a child
+process: see :mod:`tests.s3_server`); lakesieve opens it by its ``s3://``
+URI with only the standard ``AWS_*`` variables set, keeps its indexes in a
+local folder (``index_root``: the index store on object storage is the next
+step), and Spark reads the data files through Hadoop's S3A connector
+(``.ci/fetch-s3a`` puts it on the tests' class path). Every read is checked
+against delta-rs's own read filtered by Spark SQL, before and after a change
+delta-rs makes and a refresh.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import deltalake
+import lakesieve
+import pyarrow as pa
+import pytest
+from lakesieve.errors import StoreWriteError
+from lakesieve.spark.object_storage import (
+    ObjectStorageError,
+    hadoop_settings,
+    prepare,
+    store_scheme,
+)
+
+from .conftest import S3A_JARS
+from .s3_server import S3Server, moto_s3
+from .tables import spark_where
+
+FILES = 16
+ROWS_PER_FILE = 40
+
+
+# ----------------------------------------------------------------- pure logic
+
+
+def test_hadoop_settings_follow_the_standard_aws_variables() -> None:
+    """Endpoint, path style, plain HTTP, region and keys become their S3A settings."""
+    env = {
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:9000",
+        "AWS_ACCESS_KEY_ID": "id",
+        "AWS_SECRET_ACCESS_KEY": "secret",
+        "AWS_REGION": "eu-west-1",
+        "HOME": "/root",
+    }
+    got = hadoop_settings({}, env)
+    assert got["fs.s3.impl"] == "org.apache.hadoop.fs.s3a.S3AFileSystem"
+    assert got["fs.s3a.endpoint"] == "http://127.0.0.1:9000"
+    assert got["fs.s3a.path.style.access"] == "true"
+    assert got["fs.s3a.connection.ssl.enabled"] == "false"
+    assert got["fs.s3a.endpoint.region"] == "eu-west-1"
+    assert (got["fs.s3a.access.key"], got["fs.s3a.secret.key"]) == ("id", "secret")
+    assert got["fs.s3a.aws.credentials.provider"].endswith("SimpleAWSCredentialsProvider")
+    # a table's storage options win over the environment; a session token changes the provider
+    table = {"AWS_REGION": "us-east-2", "AWS_SESSION_TOKEN": "tok"}
+    got = hadoop_settings(table, env)
+    assert got["fs.s3a.endpoint.region"] == "us-east-2"
+    assert got["fs.s3a.session.token"] == "tok"
+    assert got["fs.s3a.aws.credentials.provider"].endswith("TemporaryAWSCredentialsProvider")
+    # nothing given: S3A's own default chain (profiles, instance roles) decides
+    bare = hadoop_settings({}, {})
+    assert not any(k.startswith("fs.s3a.") for k in bare)
+
+
+def test_store_scheme_names_object_stores_only() -> None:
+    """``s3``/``s3a`` are S3; ``gs`` and ``abfss`` their own; paths and ``file:`` none."""
+    assert store_scheme("s3://b/t") == store_scheme("s3a://b/t") == "s3"
+    assert store_scheme("gs://b/t") == "gs"
+    assert store_scheme("abfss://c@acct.dfs.core.windows.net/t") == "abfss"
+    assert store_scheme("/data/t") is None
+    assert store_scheme("file:///data/t") is None
+
+
+class _NoConnectorJvm:
+    class java:
+        class lang:
+            class Class:
+                @staticmethod
+                def forName(name: str) -> None:
+                    raise RuntimeError(f"java.lang.ClassNotFoundException: {name}")
+
+
+class _FakeSession:
+    _jsc = object()
+    _jvm = _NoConnectorJvm()
+
+
+def test_spark_without_the_connector_is_named_in_one_line() -> None:
+    """A session whose JVM lacks S3A is refused before any work, with what to add."""
+    with pytest.raises(ObjectStorageError) as info:
+        prepare(_FakeSession(), "s3://lake/t")  # type: ignore[arg-type]
+    text = str(info.value)
+    assert "\n" not in text and "s3://lake/t" in text and "hadoop-aws" in text
+    prepare(_FakeSession(), "/local/table")  # type: ignore[arg-type]  # nothing to do
+
+
+def test_object_store_table_without_a_local_index_root_is_refused(s3: S3Server) -> None:
+    """Until the index store lives on object storage, one line says to give ``index_root``."""
+    url = _delta_table(s3, "refused")
+    with pytest.raises(StoreWriteError, match="index_root") as info:
+        lakesieve.open(url)
+    assert "\n" not in str(info.value) and url in str(info.value)
+
+
+# ----------------------------------------------------------------- a Delta table on S3
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[S3Server]:
+    with moto_s3(process=True) as server:
+        yield server
+
+
+@pytest.fixture
+def aws_env(s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Only the standard ``AWS_*`` variables point the readers at the server."""
+    for key, value in s3.options.items():
+        monkeypatch.setenv(key, value)
+    return s3.options
+
+
+def _delta_table(s3: S3Server, name: str) -> str:
+    """``FILES`` files written by delta-rs, each holding interleaved keys (no min/max pruning)."""
+    url = s3.url(name)
+    for f in range(FILES):
+        ids = [f + FILES * i for i in range(ROWS_PER_FILE)]
+        rows = pa.table({"id": ids, "s": [f"v{i}" for i in ids]})
+        deltalake.write_deltalake(url, rows, mode="append", storage_options=s3.options)
+    return url
+
+
+def _native(url: str, options: dict[str, str], where: str, spark: Any) -> list[tuple[Any, ...]]:
+    rows = deltalake.DeltaTable(url, storage_options=options).to_pyarrow_table()
+    return sorted(tuple(r) for r in spark_where(spark, rows, where).select("id", "s").collect())
+
+
+def _rows(frame: Any) -> list[tuple[Any, ...]]:
+    return sorted(tuple(r) for r in frame.select("id", "s").collect())
+
+
+@pytest.mark.spark
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_delta_table_on_s3_is_indexed_queried_and_refreshed(
+    spark: Any,
+    s3: S3Server,
+    aws_env: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Build, explain, read (Arrow, Spark, data source), change, refresh: delta-rs's rows throughout."""
+    if not S3A_JARS:
+        pytest.skip("no s3 connector: run .ci/fetch-s3a (hadoop-aws and the AWS SDK bundle)")
+    work = tmp_path / "cwd"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    url = _delta_table(s3, "events")
+    index_root = str(tmp_path / "index")
+    table = lakesieve.open(url, index_root=index_root)
+    assert table.path == url
+    for kind in ("sieve", "zonemap"):
+        table.build_index("id", type=kind, spark=spark)
+    plan = table.explain("id = 37")
+    assert plan["locations_total"] == FILES
+    assert 1 <= plan["locations_selected"] <= 2, plan
+    for where in ("id = 37", "id IN (5, 300)", "id BETWEEN 100 AND 103"):
+        want = _native(url, aws_env, where, spark)
+        assert want
+        got = table.read_arrow(where=where)
+        assert sorted(zip(got["id"].to_pylist(), got["s"].to_pylist(), strict=True)) == want
+        assert _rows(table.read(spark, where=where)) == want
+        source = spark.read.format("lakesieve").option("indexRoot", index_root).load(url)
+        assert _rows(source.where(where)) == want
+
+    # a change made by delta-rs: an overwrite of one file's keys and a new file
+    dt = deltalake.DeltaTable(url, storage_options=aws_env)
+    dt.delete("id = 37")
+    extra = pa.table({"id": [37, 5000], "s": ["new37", "new5000"]})
+    deltalake.write_deltalake(url, extra, mode="append", storage_options=aws_env)
+    changed = lakesieve.open(url, index_root=index_root)
+    for where in ("id = 37", "id = 5000", "id = 38"):
+        want = _native(url, aws_env, where, spark)
+        assert _rows(changed.read(spark, where=where)) == want, ("stale", where)
+    results = changed.refresh(spark=spark)
+    assert len(results) == 2 and all(r.action not in ("skipped", "up to date") for r in results)
+    refreshed = lakesieve.open(url, index_root=index_root)
+    for where in ("id = 37", "id = 5000", "id = 38"):
+        want = _native(url, aws_env, where, spark)
+        got = refreshed.read_arrow(where=where)
+        assert sorted(zip(got["id"].to_pylist(), got["s"].to_pylist(), strict=True)) == want
+        assert _rows(refreshed.read(spark, where=where)) == want, ("refreshed", where)
+    assert refreshed.explain("id = 5000")["locations_selected"] <= 2
+    assert os.listdir(work) == []  # nothing written to the working folder
