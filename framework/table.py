@@ -87,7 +87,8 @@ def open(
     if remote and index_root is None:
         raise StoreWriteError(
             f"table {root}: an index store on object storage is not supported yet; give "
-            "index_root (a local folder) to keep this table's indexes there"
+            "index_root (--index-root on the command line), a local folder, to keep this "
+            "table's indexes there"
         )
     if format is None:
         fmt = registry.open_format(root, options)

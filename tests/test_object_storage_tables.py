@@ -12,7 +12,10 @@ delta-rs makes and a refresh.
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,7 +32,7 @@ from lakesieve.spark.object_storage import (
     store_scheme,
 )
 
-from .conftest import S3A_JARS
+from .conftest import S3A_JARS, child_spark_env
 from .s3_server import S3Server, moto_s3
 from .tables import spark_where
 
@@ -196,3 +199,44 @@ def test_delta_table_on_s3_is_indexed_queried_and_refreshed(
         assert _rows(refreshed.read(spark, where=where)) == want, ("refreshed", where)
     assert refreshed.explain("id = 5000")["locations_selected"] <= 2
     assert os.listdir(work) == []  # nothing written to the working folder
+
+
+@pytest.mark.spark
+def test_cli_on_a_delta_table_on_s3(
+    spark: Any, s3: S3Server, aws_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Each command its own process, only ``AWS_*`` set: build, list, explain, query, refusal."""
+    if not S3A_JARS:
+        pytest.skip("no s3 connector: run .ci/fetch-s3a (hadoop-aws and the AWS SDK bundle)")
+    url = _delta_table(s3, "cli")
+    index_root = str(tmp_path / "index")
+    work = tmp_path / "cwd"
+    work.mkdir()
+    env = child_spark_env({**os.environ, **aws_env})
+    cli = [sys.executable, "-m", "lakesieve.cli"]
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [*cli, *args], env=env, cwd=work, capture_output=True, text=True, timeout=300
+        )
+
+    built = run(
+        "index", "build", url, "--column", "id", "--type", "sieve", "--index-root", index_root
+    )
+    assert built.returncode == 0, built.stderr
+    listed = run("index", "list", url, "--index-root", index_root)
+    assert listed.returncode == 0 and "id_sieve" in listed.stdout, listed.stderr
+    explained = run("explain", url, "--where", "id = 37", "--index-root", index_root, "--json")
+    assert explained.returncode == 0, explained.stderr
+    plan = json.loads(explained.stdout)
+    assert plan["locations_total"] == FILES and 1 <= plan["locations_selected"] <= 2
+    queried = run(
+        "query", url, "--where", "id = 37", "--engine", "arrow", "--index-root", index_root
+    )
+    assert queried.returncode == 0, queried.stderr
+    got = sorted(json.loads(line)["s"] for line in queried.stdout.splitlines() if line.strip())
+    assert got == [r[1] for r in _native(url, aws_env, "id = 37", spark)]
+    refused = run("index", "build", url, "--column", "id")
+    assert refused.returncode != 0
+    assert "--index-root" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    assert os.listdir(work) == []

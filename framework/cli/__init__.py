@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from lakesieve.cli.index import cmd_index
 from lakesieve.cli.measure import cmd_advise, cmd_bench, cmd_compare
 from lakesieve.cli.parser import LakesieveParser, chosen_parser, unrecognized_message
-from lakesieve.cli.support import cli_wording, installed_version
+from lakesieve.cli.support import add_location_options, cli_wording, installed_version
 from lakesieve.cli.table import cmd_explain, cmd_query, cmd_write
 from lakesieve.errors import LakesieveError
 from lakesieve.spark.heartbeat import heartbeat
@@ -382,6 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="reuse the figures of compare --json instead of measuring (default: measure)",
     )
     ad.set_defaults(func=cmd_advise)
+    add_location_options(p)
     return p
 
 

@@ -7,13 +7,12 @@ import sys
 import time
 from typing import Any
 
-from lakesieve.cli.support import PROGRESS, parse_kv, print_json
+from lakesieve.cli.support import PROGRESS, open_args, parse_kv, print_json
 from lakesieve.errors import OptionError
 
 
 def cmd_index(args: argparse.Namespace) -> int:
     """``lakesieve index build|list|describe|drop``."""
-    from lakesieve.table import open as open_table
 
     if args.index_cmd == "build":
         if getattr(args, "config", None):
@@ -24,7 +23,7 @@ def cmd_index(args: argparse.Namespace) -> int:
                 f"the following arguments are required: {', '.join(missing)} (or --config FILE)"
             )
         args.type = args.type or "sieve"
-    table = open_table(args.table, format=args.format)
+    table = open_args(args)
     if args.index_cmd == "build":
         started = time.perf_counter()
         desc = table.build_index(

@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from lakesieve.cli.support import print_json
+from lakesieve.cli.support import open_args, print_json
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
@@ -29,9 +29,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
 
 def _compare_figures(args: argparse.Namespace) -> dict[str, Any]:
     from lakesieve.measure.compare import compare_indexes, parse_types
-    from lakesieve.table import open as open_table
 
-    table = open_table(args.table, format=args.format)
+    table = open_args(args)
     return compare_indexes(
         table,
         args.column,

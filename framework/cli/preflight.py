@@ -234,15 +234,18 @@ def _check_with_format(
 
 
 def _open(args: argparse.Namespace) -> Any:
-    from lakesieve.table import open as open_table
+    from lakesieve.cli.support import open_args
+    from lakesieve.files import paths
+    from lakesieve.table import table_root
 
-    root = os.path.abspath(args.table)
-    if not os.path.exists(root):
+    root = table_root(args.table)
+    local = paths.local_path(root) is not None
+    if local and not os.path.exists(root):
         raise TableNotFoundError(f"no table at {root}: the path does not exist")
     given = getattr(args, "format", None)
-    if given is not None:  # detected once to name a clash, then opened as told
+    if given is not None and local:  # detected once to name a clash, then opened as told
         check_format_clash(root, given)
-    return open_table(root, format=given)  # without --format: detected here, once
+    return open_args(args, root)  # without --format: detected here, once
 
 
 def _check_column(table: Any, column: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -105,3 +106,47 @@ class Steps:
         took = time.perf_counter() - t0
         self.say(f"Spark ready in {took:.1f} s")
         return spark, took
+
+
+#: Prefix of a table option that is a storage option (``lakesieve.spark.object_storage``).
+STORAGE_OPTION_PREFIX = "storage."
+
+
+def add_location_options(parser: argparse.ArgumentParser) -> None:
+    """``--index-root`` and ``--storage-option`` on every command that reads a TABLE argument."""
+    actions = getattr(parser, "_actions", [])
+    for action in actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                add_location_options(sub)
+    if parser.prog.endswith(" write") or not any(
+        a.dest == "table" and not a.option_strings for a in actions
+    ):
+        return  # ``write`` writes local tables only, for now
+    parser.add_argument(
+        "--index-root",
+        metavar="DIR",
+        help="where the table's indexes live (default: <table>/.lakesieve); a local folder, "
+        "required for a table on object storage (s3://...)",
+    )
+    parser.add_argument(
+        "--storage-option",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a storage option of a table on object storage (AWS_ENDPOINT_URL, AWS_REGION...), "
+        "repeatable; without it, the standard AWS_* variables alone",
+    )
+
+
+def open_args(args: argparse.Namespace, table: str | None = None) -> Any:
+    """The table a command names, with its ``--format``, ``--index-root`` and ``--storage-option``."""
+    from lakesieve.table import open as open_table
+
+    storage = parse_kv(getattr(args, "storage_option", None))
+    options = {STORAGE_OPTION_PREFIX + k: v for k, v in storage.items()}
+    return open_table(
+        table if table is not None else args.table,
+        format=getattr(args, "format", None),
+        index_root=getattr(args, "index_root", None),
+        options=options or None,
+    )

@@ -9,7 +9,7 @@ import sys
 import time
 from typing import Any
 
-from lakesieve.cli.support import PROGRESS, Steps, print_json
+from lakesieve.cli.support import PROGRESS, Steps, open_args, print_json
 from lakesieve.errors import OptionError
 
 
@@ -62,9 +62,8 @@ def _opened(args: argparse.Namespace) -> tuple[Any, Any]:
     opened = getattr(args, "opened", None)
     if opened is not None:
         return opened.table, opened.plan
-    from lakesieve.table import open as open_table
 
-    return open_table(args.table, format=args.format), None
+    return open_args(args), None
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
