@@ -76,7 +76,9 @@ def main() -> None:
         table = lakesieve.open(path)
         line = table.timeline()
         table.build_index("id", type="sieve", as_of=line[3].id, spark=get_spark())
-        times: dict[str, list[float]] = {k: [] for k in ("new_cold", "old_cold", "new_warm", "old_warm")}
+        times: dict[str, list[float]] = {
+            k: [] for k in ("new_cold", "old_cold", "new_warm", "old_warm")
+        }
         warm = {"new": lakesieve.open(path), "old": lakesieve.open(path)}
         for _ in range(args.reps):
             for way in ("new", "old"):
