@@ -145,6 +145,7 @@ SLOW_FILES = {
     "test_hudi_timeline_quirks.py": 60,
     "test_iceberg_deletes_renamed.py": 60,
     "test_object_storage_tables.py": 60,
+    "test_object_storage_formats.py": 60,
     "test_iceberg_writer_quirks.py": 50,
     "test_unseen_locations.py": 45,
     "test_blobs_conformance.py": 20,

@@ -174,7 +174,13 @@ def _read_merged(
     if with_location:
         out_schema = StructType([*schema.fields, StructField(LOCATION_COLUMN, StringType(), True)])
     body = functools.partial(
-        _merge_in_worker, table.path, dict(table.options), instant, target, with_location, narrowed
+        _merge_in_worker,
+        table.path,
+        tables.worker_options(table.path, table.options),
+        instant,
+        target,
+        with_location,
+        narrowed,
     )
     return map_in_arrow(descriptors, body, out_schema)
 

@@ -7,12 +7,14 @@ millisecond on local storage, and a cached one would miss new commits.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pyarrow as pa
 from hudi import HudiReadOptions, HudiTable, HudiTableBuilder
 from lakesieve.errors import LakesieveError, TableNotFoundError
+from lakesieve.files import paths
 from lakesieve.model import TableRef
 from lakesieve.plugins.hudi.cdc import records_images
 from lakesieve.plugins.hudi.partitions import partition_fields
@@ -24,20 +26,72 @@ from lakesieve.plugins.hudi.writer.table_config import (
     SUPPORTED_KEYGENS,
 )
 
+#: Prefix of a table option that is a storage option (``storage.AWS_REGION``).
+STORAGE_PREFIX = "storage."
+
+
+def hudi_rs_options(options: Mapping[str, str] | None) -> dict[str, str]:
+    """The options handed to hudi-rs: a ``storage.`` key loses its prefix (``AWS_REGION``).
+
+    hudi-rs itself reads the standard ``AWS_*`` variables of the environment
+    (endpoint, plain HTTP, region, keys); a table's storage options win over them.
+    """
+    out: dict[str, str] = {}
+    for key, value in (options or {}).items():
+        name = key[len(STORAGE_PREFIX) :] if key.startswith(STORAGE_PREFIX) else key
+        out[name] = str(value)
+    return out
+
+
+#: The standard ``AWS_*`` variables handed on to Spark's Python workers (see :func:`worker_options`).
+WORKER_AWS_VARIABLES = (
+    "AWS_ENDPOINT_URL",
+    "AWS_ENDPOINT_URL_S3",
+    "AWS_ENDPOINT",
+    "AWS_ALLOW_HTTP",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_VIRTUAL_HOSTED_STYLE_REQUEST",
+)
+
+
+def worker_options(
+    path: str, options: Mapping[str, str] | None, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """A table's options for hudi-rs in Spark's Python workers.
+
+    Workers do not see the driver's environment as it is now (they inherit
+    the JVM's, fixed when the session started), so for a table on object
+    storage the driver's standard ``AWS_*`` settings travel with the options
+    as ``storage.`` keys; the table's own ``storage.`` options win.
+    """
+    out = {k: str(v) for k, v in (options or {}).items()}
+    if paths.local_path(path) is not None:
+        return out
+    env = os.environ if environ is None else environ
+    for name in WORKER_AWS_VARIABLES:
+        value = env.get(name)
+        if value:
+            out.setdefault(STORAGE_PREFIX + name, value)
+    return out
+
 
 def open_table(path: str, options: Mapping[str, str] | None = None) -> HudiTable:
     """Open the Hudi table at ``path`` with hudi-rs.
 
     Args:
         path: table root (local path or URI).
-        options: Hudi (``hoodie.*``) or storage options handed to hudi-rs.
+        options: Hudi (``hoodie.*``) or storage (``storage.AWS_*``) options handed to hudi-rs.
 
     Raises:
         TableNotFoundError: hudi-rs cannot open a table there.
     """
     builder = HudiTableBuilder.from_base_uri(path)
     if options:
-        builder = builder.with_options(dict(options))
+        builder = builder.with_options(hudi_rs_options(options))
     try:
         return builder.build()
     except Exception as exc:

@@ -22,6 +22,12 @@ writes then go through that catalog, which is authoritative.
   metadata file, is (re-)registered at its newest metadata file first; the
   commit itself is the catalog's optimistic compare-and-swap.
 
+**Object storage.** A table on S3 read by location gets pyiceberg's ``s3.*``
+FileIO properties from the standard ``AWS_*`` settings (the environment, then
+the table's ``storage.`` options: :func:`s3_properties`). Writes without a
+configured catalog are refused there: the default SQLite catalog is only ever
+kept beside a local table.
+
 **Relative locations.** Some writers record locations relative to a folder
 (``data/persistent/t/...``) instead of absolute URIs. When the table's path
 ends with its relative location, every relative path of its metadata is taken
@@ -46,6 +52,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
+from urllib.parse import urlparse
 
 from lakesieve.errors import OptionError, TableNotFoundError, WriteError
 from lakesieve.files import paths
@@ -172,22 +179,65 @@ def absolute(table: Table, path: str) -> str:
     return path
 
 
-def _static_table(metadata_file: str, table_path: str = "") -> Table:
+#: Prefix of a table option that is a storage option (``storage.AWS_REGION``).
+STORAGE_PREFIX = "storage."
+#: pyiceberg's S3 FileIO properties, each from the first standard ``AWS_*`` setting given.
+_S3_PROPERTIES: dict[str, tuple[str, ...]] = {
+    "s3.endpoint": ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"),
+    "s3.access-key-id": ("AWS_ACCESS_KEY_ID",),
+    "s3.secret-access-key": ("AWS_SECRET_ACCESS_KEY",),
+    "s3.session-token": ("AWS_SESSION_TOKEN",),
+    "s3.region": ("AWS_REGION", "AWS_DEFAULT_REGION"),
+}
+
+
+def s3_properties(
+    path: str,
+    options: Mapping[str, str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """pyiceberg's ``s3.*`` FileIO properties from the standard ``AWS_*`` settings.
+
+    pyiceberg's Arrow FileIO reads none of ``AWS_ENDPOINT_URL`` and the like
+    (pyarrow's own ``from_uri`` does), so a table on S3 read by location gets
+    them as properties: the environment's (``os.environ`` when ``None``), then
+    the table's ``storage.``-prefixed options. Empty for a table not on S3.
+    """
+    if urlparse(path).scheme.lower() not in ("s3", "s3a", "s3n"):
+        return {}
+    env = os.environ if environ is None else environ
+    values = {k.upper(): str(v) for k, v in env.items() if k.upper().startswith("AWS_")}
+    for key, value in (options or {}).items():
+        if key.startswith(STORAGE_PREFIX):
+            values[key[len(STORAGE_PREFIX) :].upper()] = str(value)
+    out: dict[str, str] = {}
+    for prop, names in _S3_PROPERTIES.items():
+        found = next((values[n] for n in names if values.get(n)), None)
+        if found:
+            out[prop] = found
+    return out
+
+
+def _static_table(
+    metadata_file: str, table_path: str = "", properties: Mapping[str, str] | None = None
+) -> Table:
     from pyiceberg.table import StaticTable
 
+    props = dict(properties or {})
+    key = metadata_file + "\0" + "\0".join(f"{k}={v}" for k, v in sorted(props.items()))
     with _lock:
-        if metadata_file in _static:
-            _static.move_to_end(metadata_file)
-            return _static[metadata_file]
-    table = StaticTable.from_metadata(metadata_file)
+        if key in _static:
+            _static.move_to_end(key)
+            return _static[key]
+    table = StaticTable.from_metadata(metadata_file, props)
     root = relative_root(table_path, table.metadata.location) if table_path else None
     if root is not None:
         table = StaticTable.from_metadata(
             metadata_file,
-            {"py-io-impl": f"{__name__}.RootedFileIO", RELATIVE_ROOT: root},
+            {**props, "py-io-impl": f"{__name__}.RootedFileIO", RELATIVE_ROOT: root},
         )
     with _lock:
-        _static[metadata_file] = table
+        _static[key] = table
         while len(_static) > _CACHE_SIZE:
             _static.popitem(last=False)
     return table
@@ -206,7 +256,7 @@ def load_for_read(path: str, options: Mapping[str, str] | None) -> Table:
     latest = latest_metadata_file(path)
     if latest is None:
         raise TableNotFoundError(f"no Iceberg table at {path!r}: no metadata/*.metadata.json")
-    return _static_table(latest, path)
+    return _static_table(latest, path, s3_properties(path, options))
 
 
 def default_catalog(path: str) -> Catalog:
