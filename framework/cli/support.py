@@ -108,10 +108,6 @@ class Steps:
         return spark, took
 
 
-#: Prefix of a table option that is a storage option (``lakesieve.spark.object_storage``).
-STORAGE_OPTION_PREFIX = "storage."
-
-
 def add_location_options(parser: argparse.ArgumentParser) -> None:
     """``--index-root`` and ``--storage-option`` on every command that reads a TABLE argument."""
     actions = getattr(parser, "_actions", [])
@@ -140,10 +136,11 @@ def add_location_options(parser: argparse.ArgumentParser) -> None:
 
 def open_args(args: argparse.Namespace, table: str | None = None) -> Any:
     """The table a command names, with its ``--format``, ``--index-root`` and ``--storage-option``."""
+    from lakesieve.spark.object_storage import STORAGE_PREFIX
     from lakesieve.table import open as open_table
 
     storage = parse_kv(getattr(args, "storage_option", None))
-    options = {STORAGE_OPTION_PREFIX + k: v for k, v in storage.items()}
+    options = {STORAGE_PREFIX + k: v for k, v in storage.items()}
     return open_table(
         table if table is not None else args.table,
         format=getattr(args, "format", None),

@@ -61,8 +61,8 @@ def store_scheme(path: str) -> str | None:
     return None
 
 
-def _settings(storage: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
-    """The ``AWS_*`` values in force: the environment's, then the table's storage options."""
+def aws_settings(storage: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """The ``AWS_*`` values in force (upper-case names): the environment's, then ``storage``'s."""
     values = {k.upper(): str(v) for k, v in environ.items() if k.upper().startswith("AWS_")}
     values.update({k.upper(): str(v) for k, v in storage.items()})
     return values
@@ -77,7 +77,7 @@ def hadoop_settings(
     wins over ``environ`` (``os.environ`` when ``None``). Credentials not
     given are left to S3A's default chain (profiles, instance roles).
     """
-    values = _settings(storage or {}, os.environ if environ is None else environ)
+    values = aws_settings(storage or {}, os.environ if environ is None else environ)
     out = {"fs.s3.impl": CONNECTORS["s3"][0], "fs.s3n.impl": CONNECTORS["s3"][0]}
     endpoint = (
         values.get("AWS_ENDPOINT_URL_S3")

@@ -25,8 +25,7 @@ from lakesieve.errors import InstantNotFoundError, TableNotFoundError
 from lakesieve.files import paths
 from lakesieve.model import TableRef
 from lakesieve.plugins.delta.errors import DeltaFeatureError
-
-STORAGE_PREFIX = "storage."
+from lakesieve.spark.object_storage import storage_of
 
 #: table property (``configuration`` of the table's metaData) holding the record
 #: key columns, comma-separated, so that later writes need not repeat them
@@ -59,12 +58,7 @@ _cache_lock = threading.Lock()
 
 def storage_options(options: Mapping[str, str] | None) -> dict[str, str] | None:
     """delta-rs storage options from a table's lakesieve options (``storage.`` keys)."""
-    out = {
-        k[len(STORAGE_PREFIX) :]: str(v)
-        for k, v in (options or {}).items()
-        if k.startswith(STORAGE_PREFIX)
-    }
-    return out or None
+    return storage_of(options) or None
 
 
 def parse_version(instant: str, table_path: str) -> int:

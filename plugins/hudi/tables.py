@@ -25,9 +25,7 @@ from lakesieve.plugins.hudi.writer.table_config import (
     SIMPLE_KEYGEN,
     SUPPORTED_KEYGENS,
 )
-
-#: Prefix of a table option that is a storage option (``storage.AWS_REGION``).
-STORAGE_PREFIX = "storage."
+from lakesieve.spark.object_storage import STORAGE_PREFIX
 
 
 def hudi_rs_options(options: Mapping[str, str] | None) -> dict[str, str]:

@@ -57,6 +57,7 @@ from urllib.parse import urlparse
 from lakesieve.errors import OptionError, TableNotFoundError, WriteError
 from lakesieve.files import paths
 from lakesieve.plugins.iceberg.identify import latest_metadata_file
+from lakesieve.spark.object_storage import aws_settings, storage_of
 from pyiceberg.io.pyarrow import PyArrowFile, PyArrowFileIO
 
 if TYPE_CHECKING:
@@ -179,8 +180,6 @@ def absolute(table: Table, path: str) -> str:
     return path
 
 
-#: Prefix of a table option that is a storage option (``storage.AWS_REGION``).
-STORAGE_PREFIX = "storage."
 #: pyiceberg's S3 FileIO properties, each from the first standard ``AWS_*`` setting given.
 _S3_PROPERTIES: dict[str, tuple[str, ...]] = {
     "s3.endpoint": ("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL", "AWS_ENDPOINT"),
@@ -205,11 +204,7 @@ def s3_properties(
     """
     if urlparse(path).scheme.lower() not in ("s3", "s3a", "s3n"):
         return {}
-    env = os.environ if environ is None else environ
-    values = {k.upper(): str(v) for k, v in env.items() if k.upper().startswith("AWS_")}
-    for key, value in (options or {}).items():
-        if key.startswith(STORAGE_PREFIX):
-            values[key[len(STORAGE_PREFIX) :].upper()] = str(value)
+    values = aws_settings(storage_of(options), os.environ if environ is None else environ)
     out: dict[str, str] = {}
     for prop, names in _S3_PROPERTIES.items():
         found = next((values[n] for n in names if values.get(n)), None)
