@@ -16,13 +16,12 @@ import contextlib
 import os
 import time
 import warnings
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from lakesieve.contract import registry
 from lakesieve.contract.protocols import TableFormat
-from lakesieve.errors import StoreWriteError, TableNotFoundError
+from lakesieve.errors import TableNotFoundError
 from lakesieve.expressions import bind, to_sql
 from lakesieve.expressions.time_zone import session_time_zone
 from lakesieve.files import paths
@@ -41,11 +40,12 @@ from lakesieve.query.arrow_read import read_plan_arrow
 from lakesieve.query.planner import LakesieveWarning, LoadedIndex, evaluate
 from lakesieve.query.query_plan import Plan, elapsed_ms, explain_plan
 from lakesieve.query.table_view import TableView
+from lakesieve.spark.object_storage import storage_of
 from lakesieve.spark.session import SessionOnDemand, get_spark, time_zone_of
 from lakesieve.store import DEFAULT_DIRNAME
 from lakesieve.store.index_log import IndexDefinition
 from lakesieve.store.index_state import TableIndexes
-from lakesieve.store.table_store import TableStore
+from lakesieve.store.table_store import open_table_store
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -66,8 +66,8 @@ def open(
     Args:
         path: table root.
         format: format plugin name; detected from the files when ``None``.
-        index_root: where the index lives (default ``<path>/.lakesieve``); a local
-            folder, required for a table on object storage (an object-store URI).
+        index_root: where the index lives (default ``<path>/.lakesieve``): a local
+            folder or an object-store URL (``s3://...``), for a table anywhere.
         options: format-specific options (for a table on object storage, its
             storage options: ``AWS_ENDPOINT_URL``, ``AWS_REGION``...; the standard
             ``AWS_*`` variables are read too).
@@ -78,18 +78,11 @@ def open(
     Raises:
         TableNotFoundError: nothing at ``path``, or no plugin recognises it.
         AmbiguousFormatError: two plugins claim the table.
-        StoreWriteError: a table on object storage without a local ``index_root``.
     """
     root = table_root(path)
     remote = paths.local_path(root) is None
     if not remote and not os.path.exists(root):
         raise TableNotFoundError(f"no table at {root!r}: the path does not exist")
-    if remote and index_root is None:
-        raise StoreWriteError(
-            f"table {root}: an index store on object storage is not supported yet; give "
-            "index_root (--index-root on the command line), a local folder, to keep this "
-            "table's indexes there"
-        )
     if format is None:
         fmt = registry.open_format(root, options)
     else:
@@ -139,7 +132,11 @@ class Table:
         self.view = TableView(ref, fmt)
         if index_root is None:
             index_root = self.view.fmt.index_root()
-        self.store = TableStore(index_root or Path(ref.path) / DEFAULT_DIRNAME, self.view.table_id)
+        self.store = open_table_store(
+            index_root or paths.join(ref.path, DEFAULT_DIRNAME),
+            self.view.table_id,
+            storage_of(ref.options),
+        )
         self.states = TableIndexes(self.view, self.store)
 
     def __repr__(self) -> str:

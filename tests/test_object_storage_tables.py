@@ -16,6 +16,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,7 +25,7 @@ import deltalake
 import lakesieve
 import pyarrow as pa
 import pytest
-from lakesieve.errors import StoreWriteError
+from lakesieve.maintenance.repair import check_store
 from lakesieve.spark.object_storage import (
     ObjectStorageError,
     hadoop_settings,
@@ -103,12 +104,15 @@ def test_spark_without_the_connector_is_named_in_one_line() -> None:
     prepare(_FakeSession(), "/local/table")  # type: ignore[arg-type]  # nothing to do
 
 
-def test_object_store_table_without_a_local_index_root_is_refused(s3: S3Server) -> None:
-    """Until the index store lives on object storage, one line says to give ``index_root``."""
-    url = _delta_table(s3, "refused")
-    with pytest.raises(StoreWriteError, match="index_root") as info:
-        lakesieve.open(url)
-    assert "\n" not in str(info.value) and url in str(info.value)
+def test_object_store_table_keeps_its_indexes_beside_it(
+    s3: S3Server, aws_env: dict[str, str]
+) -> None:
+    """With no ``index_root``, the index store of an ``s3://`` table is ``<table>/.lakesieve`` there."""
+    url = _delta_table(s3, "beside", files=2)
+    table = lakesieve.open(url, options=_storage(s3))
+    assert table.store.remote and str(table.store.root) == f"{url}/.lakesieve"
+    local = lakesieve.open(url, index_root="/tmp/idx", options=_storage(s3))
+    assert not local.store.remote and str(local.store.root) == "/tmp/idx"
 
 
 # ----------------------------------------------------------------- a Delta table on S3
@@ -128,10 +132,15 @@ def aws_env(s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return s3.options
 
 
-def _delta_table(s3: S3Server, name: str) -> str:
-    """``FILES`` files written by delta-rs, each holding interleaved keys (no min/max pruning)."""
+def _storage(s3: S3Server) -> dict[str, str]:
+    """The server's settings as a table's storage options."""
+    return {f"storage.{k}": v for k, v in s3.options.items()}
+
+
+def _delta_table(s3: S3Server, name: str, files: int = FILES) -> str:
+    """``files`` files written by delta-rs, each holding interleaved keys (no min/max pruning)."""
     url = s3.url(name)
-    for f in range(FILES):
+    for f in range(files):
         ids = [f + FILES * i for i in range(ROWS_PER_FILE)]
         rows = pa.table({"id": ids, "s": [f"v{i}" for i in ids]})
         deltalake.write_deltalake(url, rows, mode="append", storage_options=s3.options)
@@ -147,6 +156,13 @@ def _rows(frame: Any) -> list[tuple[Any, ...]]:
     return sorted(tuple(r) for r in frame.select("id", "s").collect())
 
 
+def _index_keys(s3: S3Server, url: str) -> list[str]:
+    """The object keys of the index store beside the table at ``url``."""
+    prefix = url.split("/", 3)[3] + "/.lakesieve/"
+    listed = s3.client().list_objects_v2(Bucket=s3.bucket, Prefix=prefix)
+    return [o["Key"][len(prefix) :] for o in listed.get("Contents", [])]
+
+
 @pytest.mark.spark
 @pytest.mark.filterwarnings("ignore::UserWarning")
 def test_delta_table_on_s3_is_indexed_queried_and_refreshed(
@@ -156,18 +172,22 @@ def test_delta_table_on_s3_is_indexed_queried_and_refreshed(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Build, explain, read (Arrow, Spark, data source), change, refresh: delta-rs's rows throughout."""
+    """Build, explain, read (Arrow, Spark, data source), change, refresh, compact, vacuum, check.
+
+    The index store is on the S3 server beside the table; delta-rs's rows throughout.
+    """
     if not S3A_JARS:
         pytest.skip("no s3 connector: run .ci/fetch-s3a (hadoop-aws and the AWS SDK bundle)")
     work = tmp_path / "cwd"
     work.mkdir()
     monkeypatch.chdir(work)
     url = _delta_table(s3, "events")
-    index_root = str(tmp_path / "index")
-    table = lakesieve.open(url, index_root=index_root)
-    assert table.path == url
+    table = lakesieve.open(url)
+    assert table.path == url and table.store.remote
     for kind in ("sieve", "zonemap"):
         table.build_index("id", type=kind, spark=spark)
+    keys = _index_keys(s3, url)
+    assert "_log/00000000000000000000.json" in keys and any(k.endswith(".arrow") for k in keys)
     plan = table.explain("id = 37")
     assert plan["locations_total"] == FILES
     assert 1 <= plan["locations_selected"] <= 2, plan
@@ -177,7 +197,7 @@ def test_delta_table_on_s3_is_indexed_queried_and_refreshed(
         got = table.read_arrow(where=where)
         assert sorted(zip(got["id"].to_pylist(), got["s"].to_pylist(), strict=True)) == want
         assert _rows(table.read(spark, where=where)) == want
-        source = spark.read.format("lakesieve").option("indexRoot", index_root).load(url)
+        source = spark.read.format("lakesieve").load(url)
         assert _rows(source.where(where)) == want
 
     # a change made by delta-rs: an overwrite of one file's keys and a new file
@@ -185,13 +205,24 @@ def test_delta_table_on_s3_is_indexed_queried_and_refreshed(
     dt.delete("id = 37")
     extra = pa.table({"id": [37, 5000], "s": ["new37", "new5000"]})
     deltalake.write_deltalake(url, extra, mode="append", storage_options=aws_env)
-    changed = lakesieve.open(url, index_root=index_root)
+    changed = lakesieve.open(url)
     for where in ("id = 37", "id = 5000", "id = 38"):
         want = _native(url, aws_env, where, spark)
         assert _rows(changed.read(spark, where=where)) == want, ("stale", where)
     results = changed.refresh(spark=spark)
     assert len(results) == 2 and all(r.action not in ("skipped", "up to date") for r in results)
-    refreshed = lakesieve.open(url, index_root=index_root)
+    compacted = changed.compact(spark=spark)
+    assert compacted, "the refresh's deltas are folded into new bases"
+    # files of a build killed before its commit (an hour old), and of one still running
+    prefix = url.split("/", 3)[3] + "/.lakesieve/data/id_sieve"
+    old, new = f"{int(time.time() * 1000) - 7_200_000}-0ld0", f"{int(time.time() * 1000)}-n3w0"
+    for state in (old, new):
+        s3.client().put_object(Bucket=s3.bucket, Key=f"{prefix}/{state}/x.arrow", Body=b"x")
+    vacuumed = changed.vacuum(grace_seconds=3600)
+    assert vacuumed.orphan_folders_removed == [f"id_sieve/{old}"], vacuumed
+    assert any(k.startswith(f"data/id_sieve/{new}/") for k in _index_keys(s3, url))
+    refreshed = lakesieve.open(url)
+    assert check_store(refreshed)["ok"]
     for where in ("id = 37", "id = 5000", "id = 38"):
         want = _native(url, aws_env, where, spark)
         got = refreshed.read_arrow(where=where)
@@ -205,11 +236,14 @@ def test_delta_table_on_s3_is_indexed_queried_and_refreshed(
 def test_cli_on_a_delta_table_on_s3(
     spark: Any, s3: S3Server, aws_env: dict[str, str], tmp_path: Path
 ) -> None:
-    """Each command its own process, only ``AWS_*`` set: build, list, explain, query, refusal."""
+    """Each command its own process, only ``AWS_*`` set: build, list, explain, query, check.
+
+    The index store is on the server beside the table; a local ``--index-root``
+    is taken too (a read-only table's indexes on a local disk).
+    """
     if not S3A_JARS:
         pytest.skip("no s3 connector: run .ci/fetch-s3a (hadoop-aws and the AWS SDK bundle)")
     url = _delta_table(s3, "cli")
-    index_root = str(tmp_path / "index")
     work = tmp_path / "cwd"
     work.mkdir()
     env = child_spark_env({**os.environ, **aws_env})
@@ -220,23 +254,22 @@ def test_cli_on_a_delta_table_on_s3(
             [*cli, *args], env=env, cwd=work, capture_output=True, text=True, timeout=300
         )
 
-    built = run(
-        "index", "build", url, "--column", "id", "--type", "sieve", "--index-root", index_root
-    )
+    built = run("index", "build", url, "--column", "id", "--type", "sieve")
     assert built.returncode == 0, built.stderr
-    listed = run("index", "list", url, "--index-root", index_root)
+    assert any(k.startswith("data/id_sieve/") for k in _index_keys(s3, url))
+    listed = run("index", "list", url)
     assert listed.returncode == 0 and "id_sieve" in listed.stdout, listed.stderr
-    explained = run("explain", url, "--where", "id = 37", "--index-root", index_root, "--json")
+    explained = run("explain", url, "--where", "id = 37", "--json")
     assert explained.returncode == 0, explained.stderr
     plan = json.loads(explained.stdout)
     assert plan["locations_total"] == FILES and 1 <= plan["locations_selected"] <= 2
+    index_root = str(tmp_path / "index")
     queried = run(
         "query", url, "--where", "id = 37", "--engine", "arrow", "--index-root", index_root
     )
     assert queried.returncode == 0, queried.stderr
     got = sorted(json.loads(line)["s"] for line in queried.stdout.splitlines() if line.strip())
     assert got == [r[1] for r in _native(url, aws_env, "id = 37", spark)]
-    refused = run("index", "build", url, "--column", "id")
-    assert refused.returncode != 0
-    assert "--index-root" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
+    checked = run("index", "check", url)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
     assert os.listdir(work) == []

@@ -122,8 +122,8 @@ def add_location_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--index-root",
         metavar="DIR",
-        help="where the table's indexes live (default: <table>/.lakesieve); a local folder, "
-        "required for a table on object storage (s3://...)",
+        help="where the table's indexes live (default: <table>/.lakesieve): a local folder "
+        "or an object-store URL (s3://...)",
     )
     parser.add_argument(
         "--storage-option",

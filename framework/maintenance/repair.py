@@ -141,7 +141,7 @@ def check_store(table: IndexedTable, index: str | None = None) -> dict[str, Any]
         if named and row["ok"]:
             row["ok"], row["problem"] = False, str(named[0])
     bad_states = [b for row in per_index for b in row["bad_states"]]
-    links = _links_under(str(store.root)) if store.root.is_dir() else []
+    links = _links_under(str(store.root)) if not store.remote and store.root.is_dir() else []
     referenced = {(d.name, s) for d in indexes.values() for s in d.by_id}
     try:
         unreferenced = [f"{i}/{s}" for i, s, _ in state_folders(store) if (i, s) not in referenced]

@@ -25,7 +25,7 @@ from typing import Any
 
 from lakesieve.errors import IndexCorruptError, LakesieveError, OptionError
 from lakesieve.store import IndexStore
-from lakesieve.store.folders import newest_mtime, remove_repair_leftovers, state_folders
+from lakesieve.store.folders import folder_time, remove_repair_leftovers, state_folders
 from lakesieve.store.index_log import IndexDefinition, IndexState, LogSnapshot
 from lakesieve.store.index_state import TableIndexes
 
@@ -120,14 +120,14 @@ def _vacuum(table: TableIndexes, store: IndexStore, grace_seconds: float) -> Vac
     for index_name, state_id, folder in state_folders(store):
         if (index_name, state_id) in referenced:
             continue
-        newest = newest_mtime(folder)
+        newest = folder_time(store, state_id, folder)
         if newest is not None and newest <= cutoff and store.remove_tree(folder):
             out.orphan_folders_removed.append(f"{index_name}/{state_id}")
     emptied = {entry.split("/", 1)[0] for entry in out.orphan_folders_removed}
     out.empty_folders_removed = _remove_empty_compare_folders(
         store, set(log_now.indexes), emptied, cutoff
     )
-    if store.log_dir.is_dir():
+    if not store.remote and store.log_dir.is_dir():
         with os.scandir(store.log_dir) as entries:
             temps = [
                 e
@@ -152,8 +152,8 @@ def _remove_empty_compare_folders(
     else), is not a link, lies under the index root, and is older than
     ``cutoff`` or was emptied by this vacuum (a build may have just made it).
     """
-    if not store.data_dir.is_dir():
-        return []
+    if store.remote or not store.data_dir.is_dir():
+        return []  # an object store has no empty folders
     with os.scandir(store.data_dir) as entries:
         candidates = sorted(
             e.name

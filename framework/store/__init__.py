@@ -78,6 +78,7 @@ from lakesieve.store.index_log import (
     apply_action,
     check_name,
     clone_indexes,
+    commit_bytes,
     commit_checksum,
     mentioned_indexes,
     safe_data_path,
@@ -140,12 +141,24 @@ class IndexStore(StoreRoot):
             self.confined(path)
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
             with os.fdopen(fd, "rb") as fh:
-                body = json.loads(fh.read().decode("utf-8"))
+                data = fh.read()
         except FileNotFoundError:
             raise IndexCorruptError(f"index log commit {path} is missing") from None
         except IndexCorruptError:
             raise
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
+            raise IndexCorruptError(f"index log commit {path} is unreadable: {exc}") from exc
+        return self.parse_commit(path, data, version)
+
+    def parse_commit(self, path: Path, data: bytes, version: int) -> list[dict[str, Any]]:
+        """The actions of commit ``version`` read from ``path`` as ``data``, checked.
+
+        Raises:
+            IndexCorruptError: not JSON, not a commit, fails its checksum, or another version.
+        """
+        try:
+            body = json.loads(data.decode("utf-8"))
+        except ValueError as exc:
             raise IndexCorruptError(f"index log commit {path} is unreadable: {exc}") from exc
         if not isinstance(body, dict) or not isinstance(body.get("actions"), list):
             raise IndexCorruptError(f"index log commit {path} is unreadable: no list of actions")
@@ -290,15 +303,7 @@ class IndexStore(StoreRoot):
         """
         self.confined(self.log_dir)
         version = expected_version + 1
-        body: dict[str, Any] = {
-            "version": version,
-            "timestamp_ms": int(time.time() * 1000),
-            "actions": actions,
-        }
-        # the checksum covers what a reader will parse back, so compute it on the round trip
-        body = json.loads(json.dumps(body, sort_keys=True))
-        body["checksum"] = commit_checksum(body)
-        data = json.dumps(body, indent=1, sort_keys=True).encode("utf-8")
+        data = commit_bytes(actions, version)
         with store_lock(self.root, create=True):
             if version == 0:
                 self.versions()  # a first commit must not hide a log a repair left aside

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from lakesieve.store import IndexStore
 from lakesieve.store.log_swap import repair_folders
+from lakesieve.store.object_index import ObjectIndexStore, state_time_ms
 
 
 def state_folders(store: IndexStore) -> list[tuple[str, str, Path]]:
@@ -17,6 +18,8 @@ def state_folders(store: IndexStore) -> list[tuple[str, str, Path]]:
     Raises:
         IndexCorruptError: ``data`` itself is reached through a link.
     """
+    if isinstance(store, ObjectIndexStore):
+        return list(store.state_folders())
     out: list[tuple[str, str, Path]] = []
     store.confined(store.data_dir)
     if not store.data_dir.is_dir():
@@ -31,6 +34,14 @@ def state_folders(store: IndexStore) -> list[tuple[str, str, Path]]:
                 if entry.is_dir(follow_symlinks=False):
                     out.append((index_name, entry.name, Path(entry.path)))
     return out
+
+
+def folder_time(store: IndexStore, state_id: str, folder: Path) -> float | None:
+    """When the state folder last changed: on object storage, the time its state id carries."""
+    if isinstance(store, ObjectIndexStore):
+        stamp = state_time_ms(state_id)
+        return None if stamp is None else stamp / 1000
+    return newest_mtime(folder)
 
 
 def newest_mtime(folder: Path) -> float | None:
@@ -49,7 +60,7 @@ def remove_repair_leftovers(store: IndexStore, cutoff: float) -> list[str]:
     Only while ``_log`` is in place (otherwise one of them may be the log to
     put back), and never through a link.
     """
-    if not store.log_dir.is_dir():
+    if store.remote or not store.log_dir.is_dir():
         return []
     removed = []
     for folder in repair_folders(store.root):

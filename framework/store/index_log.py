@@ -346,3 +346,16 @@ def apply_action(
     else:
         raise ValueError(f"unknown log action {op!r}")
     return fingerprint
+
+
+def commit_bytes(actions: list[dict[str, Any]], version: int) -> bytes:
+    """Commit ``version`` of ``actions`` as the log stores it, with its checksum."""
+    body: dict[str, Any] = {
+        "version": version,
+        "timestamp_ms": int(time.time() * 1000),
+        "actions": actions,
+    }
+    # the checksum covers what a reader will parse back, so compute it on the round trip
+    body = json.loads(json.dumps(body, sort_keys=True))
+    body["checksum"] = commit_checksum(body)
+    return json.dumps(body, indent=1, sort_keys=True).encode("utf-8")

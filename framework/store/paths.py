@@ -27,6 +27,9 @@ class StoreRoot:
         root: the index root folder (``<table>/.lakesieve`` by default).
     """
 
+    #: whether the root is on object storage (:mod:`lakesieve.store.object_index`)
+    remote = False
+
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
         self.log_dir = self.root / LOG_DIR

@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 from lakesieve.errors import LakesieveWarning
+from lakesieve.files import paths
 from lakesieve.store import IndexStore
 from lakesieve.store.index_log import LogSnapshot, is_table_id
+from lakesieve.store.object_index import ObjectIndexStore
 
 
 class TableStore(IndexStore):
@@ -53,3 +55,37 @@ class TableStore(IndexStore):
             stacklevel=2,
         )
         return LogSnapshot(snap.version, {}, None, snap.problems)
+
+
+class ObjectTableStore(TableStore, ObjectIndexStore):
+    """A :class:`TableStore` on object storage (:class:`~lakesieve.store.object_index.ObjectIndexStore`).
+
+    Args:
+        root: the index root's URL.
+        table_id: as for :class:`TableStore`.
+        options: the store's options (``AWS_ENDPOINT_URL``...), over the environment's.
+    """
+
+    def __init__(
+        self, root: str, table_id: Callable[[], str | None], options: Mapping[str, str]
+    ) -> None:
+        ObjectIndexStore.__init__(self, root, dict(options))
+        self.table_id = table_id
+
+
+def open_table_store(
+    root: str | os.PathLike[str],
+    table_id: Callable[[], str | None],
+    options: Mapping[str, str] | None = None,
+) -> TableStore:
+    """The store at ``root``: a local folder (or ``file:`` URI), or an object-store URL.
+
+    Raises:
+        OptionError: an option the object store does not know, or it cannot be set up.
+        ValueError: an unsupported URL scheme.
+    """
+    text = os.fspath(root)
+    local = paths.local_path(text)
+    if local is not None:
+        return TableStore(local, table_id)
+    return ObjectTableStore(text, table_id, options or {})

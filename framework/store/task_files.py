@@ -61,6 +61,7 @@ class StateStore(Protocol):
 
     root: Path
     data_dir: Path
+    remote: bool
 
     def confined(self, path: Path) -> Path:
         """``path``, refused when it leaves the index root through a link."""
@@ -145,6 +146,12 @@ def staging(store: StateStore, index: str) -> Iterator[StagingArea]:
     from lakesieve.store.index_log import DATA_DIR, check_name
 
     check_name(index, "index name")
+    if store.remote:
+        # an object store takes no task-written files: the tasks write into a local
+        # folder and the build's files come back in memory (its writer stores them)
+        with local_staging() as area:
+            yield area
+        return
     state_id = new_state_id()
     folder = store.confined(store.data_dir / index / state_id)
     # the folders this call creates, innermost first: a failed or empty build removes

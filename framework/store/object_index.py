@@ -1,0 +1,331 @@
+"""The index store on object storage (S3, GCS, Azure): the same log and files, with no renames.
+
+:class:`ObjectIndexStore` keeps the layout, records, checksums and replay of
+:class:`~lakesieve.store.IndexStore` and replaces its mechanics with what an
+object store offers (:class:`~lakesieve.store.blobs.ObjectBlobs`):
+
+- a commit is one create-only write of ``_log/<n>.json`` (``If-None-Match: *``);
+  of two writers racing for a version exactly one wins, the other gets
+  :class:`~lakesieve.errors.CommitConflictError` and retries on the newer log;
+- data files go to their state's fresh folder (a new state id each time) and
+  become live only through the commit that names them; a writer killed before
+  its commit leaves unreferenced files, which vacuum removes after its grace
+  period (judged by the time in the state id: a live writer's staged files
+  look like orphans until then);
+- ``_log/_head.json`` is a hint written after each commit, as on a disk;
+- there is no writers' lock to take: writers never need one among themselves,
+  and a repair, the one writer that needs everyone else out, is refused on
+  object storage (one line) until it has a log-generation swap of its own;
+- before the first write a process proves once per store that it keeps the
+  first of two creates (:func:`~lakesieve.store.blobs.probe_create_only`), so a
+  store without put-if-absent is refused, never written to unsafely.
+
+Paths keep their ``scheme://`` (:class:`UrlPath`), so every message names the
+object as a user would type it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any, cast
+
+import pyarrow as pa
+from lakesieve.errors import (
+    CommitConflictError,
+    IndexCorruptError,
+    IndexNotFoundError,
+    LakesieveError,
+    StoreWriteError,
+)
+from lakesieve.files.ipc_files import read_index_file
+from lakesieve.model import BuiltIndex
+from lakesieve.store import HEAD_FILE, IndexStore
+from lakesieve.store.blobs import BlobNotFound, Blobs, ObjectBlobs, probe_create_only
+from lakesieve.store.index_log import (
+    DATA_DIR,
+    IndexState,
+    StoredFile,
+    check_name,
+    commit_bytes,
+    mentioned_indexes,
+    safe_data_path,
+)
+from lakesieve.store.log_swap import LOG_DIR
+from lakesieve.store.task_files import ipc_file_bytes
+
+__all__ = ["ObjectIndexStore", "UrlPath", "state_time_ms"]
+
+#: stores whose create-only writes this process has proved (by URL)
+_PROVED: set[str] = set()
+_PROVED_LOCK = threading.Lock()
+
+
+class UrlPath(PurePosixPath):
+    """A path below an object-store URL whose text keeps its ``scheme://``."""
+
+    def __str__(self) -> str:
+        text = super().__str__()
+        scheme, sep, rest = text.partition(":/")
+        if sep and scheme and "/" not in scheme and not rest.startswith("/"):
+            return f"{scheme}://{rest}"
+        return text
+
+
+def state_time_ms(state_id: str) -> int | None:
+    """The creation time a state id carries (``<ms>-<random>``), or ``None``."""
+    stamp, _, rest = state_id.partition("-")
+    return int(stamp) if stamp.isdigit() and rest else None
+
+
+class ObjectIndexStore(IndexStore):
+    """An index store whose root is an object-store URL (``s3://bucket/t/.lakesieve``).
+
+    Args:
+        root: the index root's URL.
+        options: the store's options by their environment-variable names
+            (``AWS_ENDPOINT_URL``, ``AWS_REGION``...), over the environment's.
+        blobs: the blobs to use instead of opening ``root`` (tests).
+    """
+
+    remote = True
+
+    def __init__(
+        self, root: str, options: dict[str, str] | None = None, blobs: Blobs | None = None
+    ) -> None:
+        url = str(root).rstrip("/")
+        self.blobs = blobs if blobs is not None else ObjectBlobs(url, options)
+        # a PurePath with the scheme kept: the base class composes paths, never opens them here
+        self.root = cast(Path, UrlPath(url))
+        self.log_dir = self.root / LOG_DIR
+        self.data_dir = self.root / DATA_DIR
+
+    def key(self, path: Path) -> str:
+        """The object key of ``path`` relative to the root (checked to stay below it)."""
+        return self.confined(path).relative_to(self.root).as_posix()
+
+    # ------------------------------------------------------------------ root
+
+    def confined(self, path: Path) -> Path:
+        """``path`` if it lies below the root with no ``..`` (an object store has no links)."""
+        try:
+            rel = PurePosixPath(path).relative_to(PurePosixPath(self.root))
+        except ValueError:
+            raise IndexCorruptError(f"path {path} is outside the index root {self.root}") from None
+        if ".." in rel.parts:
+            raise IndexCorruptError(f"path {path} escapes the index root {self.root}")
+        return path
+
+    def log_names(self) -> list[str]:
+        """The names in ``_log/`` (one listing request)."""
+        try:
+            keys = self.blobs.list(LOG_DIR)
+        except LakesieveError as exc:
+            raise IndexCorruptError(
+                f"the index log {self.log_dir} cannot be listed: {exc}"
+            ) from exc
+        return [k.rsplit("/", 1)[-1] for k in keys if k.count("/") == 1]
+
+    def check_layout(self) -> None:
+        """Nothing to check: an object store has no links."""
+
+    def remove_tree(self, path: Path) -> bool:
+        """Delete every object below ``path``; ``False`` if it lies outside the root."""
+        try:
+            prefix = self.key(path)
+        except IndexCorruptError:
+            return False
+        if not prefix or prefix == ".":
+            return False
+        for key in self.blobs.list(prefix):
+            self.blobs.delete(key)
+        return True
+
+    def writing(
+        self, exclusive: bool = False, create: bool = False, probe: bool = True
+    ) -> contextlib.AbstractContextManager[None]:
+        """No lock to take; the store's create-only writes are proved once per process.
+
+        Raises:
+            StoreWriteError: ``exclusive`` (a repair), not supported on object storage yet;
+                or the store keeps no first create (no put-if-absent), or cannot be written.
+        """
+        if exclusive:
+            raise StoreWriteError(
+                f"index store {self.root}: `lakesieve index repair` does not run on object "
+                "storage yet (reads use the last good state; a new --index-root starts over)"
+            )
+        self.prove_create_only()
+        return contextlib.nullcontext()
+
+    def prove_create_only(self) -> None:
+        """Refuse a store that does not keep the first of two creates (once per process)."""
+        url = str(self.root)
+        with _PROVED_LOCK:
+            if url in _PROVED:
+                return
+        probe_create_only(self.blobs)
+        with _PROVED_LOCK:
+            _PROVED.add(url)
+
+    # ------------------------------------------------------------------ log
+
+    def load_commit(self, version: int) -> list[dict[str, Any]]:
+        """The actions of one commit (one GET), checked like a local one.
+
+        Raises:
+            IndexCorruptError: the commit is missing, unreadable, not a commit, or fails its checksum.
+        """
+        path = self._log_path(version)
+        try:
+            data = self.blobs.read(self.key(path))
+        except BlobNotFound:
+            raise IndexCorruptError(f"index log commit {path} is missing") from None
+        except LakesieveError as exc:
+            raise IndexCorruptError(f"index log commit {path} is unreadable: {exc}") from exc
+        return self.parse_commit(path, data, version)
+
+    def head_hint(self) -> int:
+        """The highest version a writer recorded in ``_log/_head.json`` (-1 when none)."""
+        try:
+            value = json.loads(self.blobs.read(f"{LOG_DIR}/{HEAD_FILE}")).get("version")
+        except (LakesieveError, OSError, ValueError, AttributeError):
+            return -1
+        return value if isinstance(value, int) and value >= 0 else -1
+
+    def _write_head(self, version: int) -> None:
+        with contextlib.suppress(LakesieveError, OSError):  # a hint: it may lag behind
+            self.blobs.put(f"{LOG_DIR}/{HEAD_FILE}", json.dumps({"version": version}).encode())
+
+    def peek_indexes(self, version: int) -> tuple[str, ...]:
+        """The index names commit ``version`` mentions, read without trusting it."""
+        try:
+            return mentioned_indexes(json.loads(self.blobs.read(self.key(self._log_path(version)))))
+        except (LakesieveError, OSError, ValueError):
+            return ()
+
+    def commit(self, actions: list[dict[str, Any]], expected_version: int) -> int:
+        """Write commit ``expected_version + 1`` create-only (with its checksum).
+
+        Raises:
+            CommitConflictError: another writer committed that version first.
+            StoreWriteError: the log cannot be written, or the store has no create-only writes.
+        """
+        version = expected_version + 1
+        data = commit_bytes(actions, version)
+        self.prove_create_only()
+        if not self.blobs.create(self.key(self._log_path(version)), data):
+            raise CommitConflictError(
+                f"index log {self.log_dir}: version {version} was committed by another writer"
+            )
+        self._write_head(version)
+        return version
+
+    # ------------------------------------------------------------------ files
+
+    def _write_tables(self, folder: Path, built: BuiltIndex) -> list[dict[str, Any]]:
+        """Put ``built``'s tables below ``folder`` (a fresh state folder); their records.
+
+        Raises:
+            StoreWriteError: a file cannot be written; what this call wrote is deleted first.
+        """
+        records: list[dict[str, Any]] = []
+        try:
+            for name, table in sorted(built.files.items()):
+                key = self.key(folder / f"{name}.arrow")
+                data = ipc_file_bytes(table)
+                self.blobs.put(key, data)
+                records.append(
+                    {
+                        "name": name,
+                        "path": key,
+                        "sha256": hashlib.sha256(data).hexdigest(),
+                        "size_bytes": len(data),
+                        "rows": table.num_rows,
+                    }
+                )
+        except StoreWriteError:
+            for rec in records:
+                with contextlib.suppress(LakesieveError, OSError):
+                    self.blobs.delete(str(rec["path"]))
+            raise
+        return records
+
+    def _task_records(self, folder: Path, built: BuiltIndex) -> list[dict[str, Any]]:
+        """Spark tasks never write into an object-store state (their files come back in memory)."""
+        if built.written:
+            raise IndexCorruptError(
+                f"index files written by Spark tasks cannot be kept in {folder} on object storage"
+            )
+        return []
+
+    def read_bytes(self, f: StoredFile) -> bytes:
+        """One data file's bytes (one GET), checked against its checksum.
+
+        Raises:
+            IndexCorruptError: the file is missing, unreadable or fails its checksum.
+        """
+        path = self.root / safe_data_path(f.path)
+        try:
+            data = self.blobs.read(self.key(path))
+        except BlobNotFound:
+            raise IndexCorruptError(f"index file {path} is unreadable: it is missing") from None
+        except LakesieveError as exc:
+            raise IndexCorruptError(f"index file {path} is unreadable: {exc}") from exc
+        if hashlib.sha256(data).hexdigest() != f.sha256:
+            raise IndexCorruptError(f"index file {path} fails its checksum")
+        return data
+
+    def file_problem(
+        self, f: StoredFile, checksum: bool = True, decode: bool = False
+    ) -> str | None:
+        """Why data file ``f`` cannot be used, or ``None`` (a HEAD; a GET for the checksum)."""
+        try:
+            path = self.root / safe_data_path(f.path)
+            size = self.blobs.size(self.key(path))
+        except (ValueError, IndexCorruptError) as exc:
+            return str(exc)
+        except LakesieveError as exc:
+            return f"index file {self.root / f.path} is unreadable: {exc}"
+        if size is None:
+            return f"index file {self.root / f.path} is missing"
+        if size != f.size_bytes:
+            return f"index file {path} has {size} bytes, the log records {f.size_bytes}"
+        if not (checksum or decode):
+            return None
+        try:
+            data = self.read_bytes(f)
+        except IndexCorruptError as exc:
+            return str(exc)
+        if decode:
+            try:
+                read_index_file(data)
+            except (pa.ArrowException, OSError, ValueError) as exc:
+                return f"index file {path} does not decode: {exc}"
+        return None
+
+    def delete_state_files(self, states: Iterable[IndexState]) -> None:
+        """Delete the data files of states no longer in the log."""
+        for state in states:
+            for f in state.files:
+                with contextlib.suppress(LakesieveError, OSError, ValueError):
+                    self.blobs.delete(self.key(self.root / safe_data_path(f.path)))
+
+    def state_folders(self) -> Iterator[tuple[str, str, Path]]:
+        """Every ``data/<index>/<state id>`` prefix that holds objects (one listing)."""
+        seen: set[tuple[str, str]] = set()
+        for key in self.blobs.list(DATA_DIR):
+            parts = key.split("/")
+            if len(parts) < 4 or (parts[1], parts[2]) in seen:
+                continue
+            try:
+                check_name(parts[1], "index name")
+                check_name(parts[2], "state id")
+            except IndexNotFoundError:
+                continue
+            seen.add((parts[1], parts[2]))
+            yield parts[1], parts[2], self.data_dir / parts[1] / parts[2]
