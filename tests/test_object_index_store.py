@@ -17,7 +17,8 @@ import deltalake
 import lakesieve
 import pyarrow as pa
 import pytest
-from lakesieve.errors import CommitConflictError, StoreWriteError
+from lakesieve.errors import CommitConflictError, ConcurrentBuildError, StoreWriteError
+from lakesieve.maintenance.index_build import build_declared, declare_index
 from lakesieve.store.blobs import CreateOnlyUnsupportedError, LocalBlobs, ObjectBlobs
 from lakesieve.store.object_index import ObjectIndexStore, UrlPath, state_time_ms
 
@@ -147,3 +148,15 @@ def test_explain_makes_few_requests_to_the_index_store(
     plan = fresh.explain("id = 9")
     assert plan["locations_selected"] == 1 and plan["locations_total"] == 4
     assert 1 <= len(requests) <= 8, requests
+
+    # two builds of one name with different definitions, both declared before either
+    # commits (the interleaving of a race): the second is refused, the first kept
+    monkeypatch.setattr(ObjectBlobs, "_request", original)
+    racing = lakesieve.open(str(path), index_root=index_root, options=options)
+    first = declare_index(racing.states, "id", "sieve", name="raced")
+    second = declare_index(racing.states, "id", "zonemap", name="raced")
+    build_declared(racing.states, *first, spark=spark)
+    with pytest.raises(ConcurrentBuildError, match="not kept"):
+        build_declared(racing.states, *second, spark=spark)
+    kept = lakesieve.open(str(path), index_root=index_root, options=options).index("raced")
+    assert kept.type == "sieve"

@@ -4,11 +4,11 @@ Each table lies on a moto S3 server on 127.0.0.1 (a child process, so that
 hudi-rs, which keeps the interpreter lock while it waits on HTTP, cannot
 deadlock with it: see :mod:`tests.s3_server`). lakesieve opens it by its
 ``s3://`` URI with only the standard ``AWS_*`` variables set and keeps its
-indexes in a local folder (``index_root``); Spark reads the data files
+indexes beside it on the server (its default index root); Spark reads the data files
 through Hadoop's S3A connector. Every read is checked against the format's
 own reader (pyiceberg through the writer's catalog, hudi-rs) filtered by
-Spark SQL, and nothing may be written to the working folder or beside the
-table on S3.
+Spark SQL, and nothing may be written to the working folder, nor on S3 but
+the index store.
 
 - Iceberg: written by pyiceberg through a SQLite catalog kept in a local
   folder, warehouse on S3; lakesieve finds it by location (the newest
@@ -180,9 +180,10 @@ def test_iceberg_table_on_s3_is_found_by_location_indexed_and_read(
     url = written.location()
     assert url.startswith(f"s3://{s3.bucket}/wh/")
     before = _keys(s3, "")
-    index_root = str(tmp_path / "index")
-    table = lakesieve.open(url, index_root=index_root)
+    table = lakesieve.open(url)
     assert (table.format, table.path) == ("iceberg", url)
+    index_root = str(table.store.root)
+    assert index_root == f"s3://{s3.bucket}/wh/db/.lakesieve/indexes/events", index_root
     table.build_index("id", type="sieve", spark=spark)
     plan = table.explain("id = 37")
     assert plan["locations_total"] == APPENDS
@@ -191,8 +192,10 @@ def test_iceberg_table_on_s3_is_found_by_location_indexed_and_read(
     assert native.num_rows == APPENDS * ROWS_PER_APPEND
     wheres = ("id = 37", "id IN (5, 300)")
     _check_reads(spark, table, native, wheres, ("id", "s"))
-    # nothing written beside the table on S3 (no SQLite catalog, no index), nor in the cwd
-    assert _keys(s3, "") == before
+    # nothing written on S3 but the index store (no SQLite catalog), nor in the cwd
+    added = set(_keys(s3, "")) - set(before)
+    assert added and all(k.startswith("wh/db/.lakesieve/indexes/events/") for k in added)
+    assert set(before) <= set(_keys(s3, ""))
     assert os.listdir(work) == []
     assert sorted(os.listdir(catalog_dir)) == ["catalog.db"]
 
@@ -256,9 +259,9 @@ def test_hudi_table_on_s3_is_indexed_and_read(
     prefix = f"hudi/{Path(zip_name).stem}"
     url = _upload(s3, root, prefix)
     before = _keys(s3, prefix)
-    index_root = str(tmp_path / "index")
-    table = lakesieve.open(url, index_root=index_root)
+    table = lakesieve.open(url)
     assert (table.format, table.path) == ("hudi", url)
+    assert str(table.store.root) == f"{url}/.lakesieve"
     table.build_index(column, type=kind, spark=spark)
     where, most = pruned
     plan = table.explain(where)
@@ -267,5 +270,7 @@ def test_hudi_table_on_s3_is_indexed_and_read(
     native = hudi_rs_rows(url)  # hudi-rs on S3, from the AWS_* variables alone
     assert _sorted(native, columns) == _sorted(hudi_rs_rows(root), columns)
     _check_reads(spark, table, native, wheres, columns)
-    assert _keys(s3, prefix) == before  # nothing written beside the table
+    added = set(_keys(s3, prefix)) - set(before)  # nothing beside the table but its indexes
+    assert added and all(k.startswith(f"{prefix}/.lakesieve/") for k in added)
+    assert set(before) <= set(_keys(s3, prefix))
     assert os.listdir(work) == []
