@@ -43,6 +43,7 @@ def main() -> None:
     from lakesieve.maintenance.repair import check_store
     from lakesieve.spark.session import get_spark
     from lakesieve.store.blobs import ObjectBlobs
+
     from tests.s3_server import moto_s3
 
     counted: list[tuple[str, str, int]] = []

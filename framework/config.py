@@ -10,9 +10,13 @@ ones alone. Schema::
     conf = { "spark.sql.shuffle.partitions" = "8" }   # optional, key -> scalar
 
     [tables.lineitem]                        # one section per table; the name is a label
-    path = "/data/lineitem"                  # required; relative to this file's folder
+    path = "/data/lineitem"                  # required; relative to this file's folder,
+                                             # or a URL (s3://lake/lineitem)
     format = "hudi"                          # optional: detected from the files
     options = { }                            # optional: format options, key -> scalar
+    storage_options = { AWS_REGION = "eu-west-1" }  # optional: object-store settings
+                                             # (over the AWS_* environment variables)
+    index_root = "s3://lake/idx/lineitem"    # optional: default <path>/.lakesieve
 
     [[tables.lineitem.indexes]]              # zero or more
     column = "l_orderkey"                    # required
@@ -53,7 +57,9 @@ from typing import TYPE_CHECKING, Any
 from lakesieve.contract import registry
 from lakesieve.errors import LakesieveError, OptionError
 from lakesieve.expressions import resolve_column
+from lakesieve.files import paths
 from lakesieve.maintenance.index_health import broken_head
+from lakesieve.spark.object_storage import STORAGE_PREFIX
 from lakesieve.spark.session import get_spark
 from lakesieve.store.index_log import default_index_name
 from lakesieve.table import open as open_table
@@ -64,7 +70,7 @@ if TYPE_CHECKING:
 DEFAULT_INDEX_TYPE = "sieve"
 _TOP_KEYS = {"spark", "tables"}
 _SPARK_KEYS = {"master", "conf"}
-_TABLE_KEYS = {"path", "format", "options", "indexes"}
+_TABLE_KEYS = {"path", "format", "options", "storage_options", "index_root", "indexes"}
 _INDEX_KEYS = {"column", "type", "name", "options"}
 _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
@@ -114,8 +120,9 @@ class TableSpec:
         name: the label under ``[tables]``.
         path: the absolute table root.
         format: the format (given or detected).
-        options: format options.
+        options: format options (storage options with their ``storage.`` prefix).
         indexes: the declared indexes.
+        index_root: where the indexes live (``None``: the format's default).
     """
 
     name: str
@@ -123,6 +130,7 @@ class TableSpec:
     format: str
     options: dict[str, str]
     indexes: tuple[IndexSpec, ...]
+    index_root: str | None = None
 
 
 @dataclass(frozen=True)
@@ -259,6 +267,13 @@ def load_config(path: str | os.PathLike[str]) -> Config:
     return Config(source, spark, tuple(tables))
 
 
+def _location(base: Path, text: str) -> str:
+    """A path of the file, relative to its folder; a URL (``s3://...``) as written."""
+    if paths.local_path(text) is None:
+        return text.rstrip("/")
+    return os.path.abspath(base / os.path.expanduser(paths.local_path(text) or text))
+
+
 def _load_table(
     check: _Checker,
     base: Path,
@@ -270,22 +285,25 @@ def _load_table(
     entry = check.table(entry, tkey, _TABLE_KEYS)
     if "path" not in entry:
         raise check.fail(tkey, "missing required key 'path' (the table root)")
-    root = os.path.abspath(
-        base / os.path.expanduser(check.string(entry["path"], _key(tkey, "path")))
-    )
+    root = _location(base, check.string(entry["path"], _key(tkey, "path")))
+    index_root = None
+    if "index_root" in entry:
+        index_root = _location(base, check.string(entry["index_root"], _key(tkey, "index_root")))
     fmt = check.string(entry["format"], _key(tkey, "format")) if "format" in entry else None
     options = check.scalars(entry.get("options", {}), _key(tkey, "options"))
+    storage = check.scalars(entry.get("storage_options", {}), _key(tkey, "storage_options"))
+    options.update({STORAGE_PREFIX + k: v for k, v in storage.items()})
     if fmt is not None:
         try:
             registry.require_format(fmt)
         except LakesieveError as exc:
             raise check.wrap(_key(tkey, "format"), exc) from None
-    if not os.path.exists(root):
+    if paths.local_path(root) is not None and not os.path.exists(root):
         raise check.fail(
             _key(tkey, "path"), f"expected an existing table root; {root!r} does not exist"
         )
     try:
-        table = open_table(root, format=fmt, options=options)
+        table = open_table(root, format=fmt, index_root=index_root, options=options)
         schema = table.schema() if table.resolve_instant(None) is not None else None
     except LakesieveError as exc:
         raise check.wrap(_key(tkey, "path"), exc) from None
@@ -337,7 +355,7 @@ def _load_table(
             )
         seen[name] = ikey
         specs.append(IndexSpec(name, itype, col.name, col.spark_type, opts, params, ikey))
-    return TableSpec(label, root, table.format, options, tuple(specs))
+    return TableSpec(label, root, table.format, options, tuple(specs), index_root)
 
 
 def _validate_options(
@@ -398,7 +416,9 @@ def build_declared(
     check = _Checker(config.source)
     plan: list[tuple[TableSpec, IndexSpec, Any, str | None, str | None]] = []
     for tspec in config.tables:
-        table = open_table(tspec.path, format=tspec.format, options=tspec.options)
+        table = open_table(
+            tspec.path, format=tspec.format, index_root=tspec.index_root, options=tspec.options
+        )
         latest = table.resolve_instant(None)
         stored = {d.name: d for d in table.indexes()}
         for ispec in tspec.indexes:
