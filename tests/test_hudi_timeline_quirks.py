@@ -365,8 +365,8 @@ def _check_unseen_selected(
     ("table_type", "quirk", "kind"),
     [
         ("cow", "stats", "sieve"),
-        ("mor", "stats", "zonemap"),
-        ("cow", "replace", "zonemap"),
+        pytest.param("mor", "stats", "zonemap", marks=pytest.mark.long),
+        pytest.param("cow", "replace", "zonemap", marks=pytest.mark.long),
         ("mor", "replace", "sieve"),
     ],
 )

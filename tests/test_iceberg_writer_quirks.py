@@ -184,9 +184,9 @@ def _lineage(static: StaticTable) -> list[str]:
     ("version", "relative", "built_at", "kind"),
     [
         (1, True, "last", "sieve"),
-        (2, False, "last", "zonemap"),
+        pytest.param(2, False, "last", "zonemap", marks=pytest.mark.long),
         (2, True, "first", "sieve"),
-        (1, False, "first", "bloom"),
+        pytest.param(1, False, "first", "bloom", marks=pytest.mark.long),
     ],
 )
 def test_quirky_manifests_read_like_pyiceberg(

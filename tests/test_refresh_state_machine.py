@@ -200,9 +200,9 @@ class IcebergMachine(RefreshMachine):
 
 
 def _settings(steps: int = 5) -> settings:
-    """Two derandomised runs of ``steps`` steps in CI (``LAKESIEVE_SLOW=1``: 25 random runs of 20)."""
+    """One derandomised run of ``steps`` steps in CI (``LAKESIEVE_SLOW=1``: 25 random runs of 20)."""
     return settings(
-        max_examples=25 if SLOW else 2,
+        max_examples=25 if SLOW else 1,
         stateful_step_count=20 if SLOW else steps,
         deadline=None,
         suppress_health_check=list(HealthCheck),
