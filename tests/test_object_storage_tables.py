@@ -200,6 +200,12 @@ def test_delta_table_on_s3_is_indexed_queried_and_refreshed(
         assert _rows(table.read(spark, where=where)) == want
         source = spark.read.format("lakesieve").load(url)
         assert _rows(source.where(where)) == want
+    # a SQL view, as a SQL user makes one: the native rows, the selection in EXPLAIN
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW s3_events USING lakesieve OPTIONS (path '{url}')")
+    formatted = spark.sql("EXPLAIN FORMATTED SELECT s FROM s3_events WHERE id = 37").first()[0]
+    assert f"selected {plan['locations_selected']} of {FILES} locations" in formatted
+    viewed = spark.sql("SELECT id, s FROM s3_events WHERE id = 37")
+    assert _rows(viewed) == _native(url, aws_env, "id = 37", spark)
 
     # a change made by delta-rs: an overwrite of one file's keys and a new file
     dt = deltalake.DeltaTable(url, storage_options=aws_env)
@@ -235,12 +241,18 @@ def test_delta_table_on_s3_is_indexed_queried_and_refreshed(
 
 @pytest.mark.spark
 def test_a_config_file_declares_an_s3_table_its_storage_and_its_index_root(
-    spark: Any, s3: S3Server, aws_env: dict[str, str], tmp_path: Path
+    spark: Any, s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """``lakesieve.toml``: a URL path, ``storage_options`` and an ``index_root`` on S3."""
+    """``lakesieve.toml``: a URL path, an ``index_root`` on S3, and ``storage_options`` alone.
+
+    No ``AWS_*`` variable is set: the file's settings reach format detection,
+    delta-rs, the index store and Spark's S3A connector.
+    """
+    for key in s3.options:
+        monkeypatch.delenv(key, raising=False)
     url = _delta_table(s3, "declared")
     index_root = s3.url("declared-indexes")
-    storage = ", ".join(f'{k} = "{v}"' for k, v in s3.options.items() if "ENDPOINT" in k)
+    storage = ", ".join(f'{k} = "{v}"' for k, v in s3.options.items())
     config_file = tmp_path / "lakesieve.toml"
     config_file.write_text(
         f'[tables.events]\npath = "{url}/"\nindex_root = "{index_root}"\n'
@@ -297,4 +309,35 @@ def test_cli_on_a_delta_table_on_s3(
     assert got == [r[1] for r in _native(url, aws_env, "id = 37", spark)]
     checked = run("index", "check", url)
     assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert os.listdir(work) == []
+
+
+@pytest.mark.long
+@pytest.mark.spark
+def test_builds_killed_at_any_point_leave_a_checked_store_and_exact_rows(
+    spark: Any, s3: S3Server, aws_env: dict[str, str], tmp_path: Path
+) -> None:
+    """``kill -9`` of ``index build`` on an S3 store, earlier to later: ``index check`` passes."""
+    url = _delta_table(s3, "killed")
+    work = tmp_path / "cwd"
+    work.mkdir()
+    env = child_spark_env({**os.environ, **aws_env})
+    cli = [sys.executable, "-m", "lakesieve.cli"]
+    want = _native(url, aws_env, "id = 37", spark)
+    finished = 0
+    for n, delay in enumerate((1.0, 3.0, 6.0, 10.0, 15.0, 25.0)):
+        build = [*cli, "index", "build", url, "--column", "id", "--name", f"k{n}"]
+        proc = subprocess.Popen(
+            build, env=env, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        time.sleep(delay)
+        proc.kill()
+        finished += proc.wait() == 0
+        checked = subprocess.run(
+            [*cli, "index", "check", url], env=env, cwd=work, capture_output=True, text=True
+        )
+        assert checked.returncode == 0, (delay, checked.stdout, checked.stderr)
+        got = lakesieve.open(url).read_arrow(where="id = 37")
+        assert sorted(zip(got["id"].to_pylist(), got["s"].to_pylist(), strict=True)) == want
+    assert finished < 6, "every build finished before its kill: no kill was tested"
     assert os.listdir(work) == []

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
+from lakesieve.files import paths
 from lakesieve.model import TableRef
+from lakesieve.spark.object_storage import storage_of
 
 if TYPE_CHECKING:
     from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
@@ -56,7 +58,9 @@ class TableFormatBase:
         forced = options.get(FORMAT_OPTION)
         if forced is not None:
             return cls(path, options) if forced == cls.name else None
-        return cls(path, options) if cls.identify(path) else None
+        with paths.storage_scope(storage_of(options)):  # a table's own storage options
+            found = cls.identify(path)
+        return cls(path, options) if found else None
 
     @property
     def ref(self) -> TableRef:

@@ -28,17 +28,20 @@ from lakesieve.errors import LakesieveError
 from lakesieve.files import paths
 from lakesieve.model import Changes, TableRef
 from lakesieve.plugins.delta import snapshot, timeline
+from lakesieve.spark.object_storage import storage_of
 
 LOG_DIR = "_delta_log"
 
 
-def _commit_actions(root: str, version: int) -> Iterator[tuple[str, str]]:
+def _commit_actions(table: TableRef, version: int) -> Iterator[tuple[str, str]]:
     """``(kind, log path)`` for each add/remove action of one commit file.
 
     Raises:
         OSError: the commit file cannot be read.
     """
-    fs, path = paths.filesystem_and_path(paths.join(root, f"{LOG_DIR}/{version:020d}.json"))
+    fs, path = paths.filesystem_and_path(
+        paths.join(table.path, f"{LOG_DIR}/{version:020d}.json"), storage_of(table.options)
+    )
     with fs.open_input_stream(path) as handle:
         text = handle.read().decode("utf-8")
     for line in text.splitlines():
@@ -77,7 +80,7 @@ def compute_changes(table: TableRef, start: str | None, end: str) -> Changes:
     first = 0 if low is None else low + 1
     for version in range(first, high + 1):
         try:
-            actions = list(_commit_actions(table.path, version))
+            actions = list(_commit_actions(table, version))
         except (OSError, ValueError):
             complete = False
             continue

@@ -18,6 +18,7 @@ from lakesieve.files import paths
 from lakesieve.files.batches import conform, keep_mask, project
 from lakesieve.model import ReadUnit, TableRef
 from lakesieve.plugins.delta import deletion_vectors, schema, tables
+from lakesieve.spark.object_storage import storage_of
 
 #: Rows per batch.
 BATCH_ROWS = 65_536
@@ -40,7 +41,9 @@ def read_unit_batches(
     deleted = deletion_vectors.deleted_rows(dt).get(unit.location) if unit.delete_files else None
     physical = schema.physical_names(dt)
     logical = {p: name for name, p in physical.items()}
-    fs, path = paths.filesystem_and_path(paths.join(table.path, unit.base_file or unit.location))
+    fs, path = paths.filesystem_and_path(
+        paths.join(table.path, unit.base_file or unit.location), storage_of(table.options)
+    )
     with fs.open_input_file(path) as handle:
         parquet = pq.ParquetFile(handle)
         in_file = parquet.schema_arrow.names
