@@ -17,8 +17,9 @@ import deltalake
 import lakesieve
 import pyarrow as pa
 import pytest
-from lakesieve.errors import CommitConflictError, ConcurrentBuildError, StoreWriteError
+from lakesieve.errors import CommitConflictError, ConcurrentBuildError, IndexCorruptError
 from lakesieve.maintenance.index_build import build_declared, declare_index
+from lakesieve.maintenance.repair import check_store, repair
 from lakesieve.store.blobs import CreateOnlyUnsupportedError, LocalBlobs, ObjectBlobs
 from lakesieve.store.object_index import ObjectIndexStore, UrlPath, state_time_ms
 
@@ -102,13 +103,6 @@ def test_a_store_without_create_only_writes_is_refused_untouched(tmp_path: Path)
     assert store.versions() == [] and not (tmp_path / "_log").exists()
 
 
-def test_repair_on_object_storage_is_refused_in_one_line(s3: S3Server) -> None:
-    store = ObjectIndexStore(s3.url(), s3.options)
-    with pytest.raises(StoreWriteError, match="repair") as info:
-        store.writing(exclusive=True)
-    assert "\n" not in str(info.value) and str(store.root) in str(info.value)
-
-
 def test_a_damaged_commit_reads_as_the_state_before_it(s3: S3Server) -> None:
     """A commit edited in place fails its checksum: readers get the state before it."""
     url = s3.url()
@@ -160,3 +154,29 @@ def test_explain_makes_few_requests_to_the_index_store(
         build_declared(racing.states, *second, spark=spark)
     kept = lakesieve.open(str(path), index_root=index_root, options=options).index("raced")
     assert kept.type == "sieve"
+
+    # the raced build's commit damaged in place: writers refuse, readers keep the rest;
+    # repair appends a reset commit (nothing renamed) and every good index stays
+    prefix = index_root.split("/", 3)[3]
+    last = max(racing.store.versions())
+    key = f"{prefix}/_log/{last:020d}.json"
+    body = s3.client().get_object(Bucket=s3.bucket, Key=key)["Body"].read()
+    s3.client().put_object(Bucket=s3.bucket, Key=key, Body=body.replace(b'"sieve"', b'"bloom"'))
+    damaged = lakesieve.open(str(path), index_root=index_root, options=options)
+    with pytest.raises(IndexCorruptError, match="repair"):
+        damaged.store.read_log()
+    result = repair(damaged)
+    assert result.indexes_dropped == ["raced"] and result.commits_skipped
+    repaired = lakesieve.open(str(path), index_root=index_root, options=options)
+    snap = repaired.store.read_log()
+    assert set(snap.indexes) == {"id_sieve", "id_zonemap"} and snap.version == last + 1
+    assert check_store(repaired)["ok"]
+    assert repaired.explain("id = 9")["locations_selected"] == 1
+    repaired.build_index("id", type="bloom", spark=spark)  # commits after the reset
+    assert set(
+        lakesieve.open(str(path), index_root=index_root, options=options).store.read_log().indexes
+    ) == {
+        "id_sieve",
+        "id_zonemap",
+        "id_bloom",
+    }

@@ -143,8 +143,9 @@ def salvage(store: IndexStore) -> tuple[dict[str, IndexDefinition], str | None, 
     fingerprint: str | None = None
     skipped: list[LogProblem] = []
     head = store.head_hint()  # before the listing: a commit landing meanwhile is not "missing"
-    versions = store.versions()
-    expected = 0
+    listed = store.versions()
+    expected = store.replay_start()  # a reset commit starts the log there (0 on a disk)
+    versions = [v for v in listed if v >= expected]
     for v in versions:
         skipped.extend(LogProblem(m, "is missing") for m in range(expected, v))
         expected = v + 1

@@ -47,6 +47,7 @@ from lakesieve.store.log_swap import (
     restore,
     write_marker,
 )
+from lakesieve.store.object_index import ObjectIndexStore
 
 if TYPE_CHECKING:
     from lakesieve.store.index_state import IndexedTable, TableIndexes
@@ -260,6 +261,8 @@ def repair(
     store = table.store
     store.check_layout()
     with store.writing(exclusive=True):
+        if store.remote:  # nothing to put back or clear: an object store renames nothing
+            return _repair_locked(table, store, rebuild, spark)
         put_back = restore(store.root, store.log_dir)
         result = _repair_locked(table, store, rebuild, spark)
         result.log_put_back_from = put_back
@@ -310,7 +313,11 @@ def _repair_locked(
                 continue
             acts.append(_define_action(definition))
             acts.extend(_state_action(s) for s in good[definition.name])
-        result.damaged_log_moved_to = _replace_log(store, acts)
+        if isinstance(store, ObjectIndexStore):
+            version = store.reset_log(acts)
+            result.damaged_log_moved_to = f"{store.log_dir} (commits before {version}, unread)"
+        else:
+            result.damaged_log_moved_to = _replace_log(store, acts)
     lost = {n for p in skipped for n in p.indexes if n not in indexes} if not strict_ok else set()
     result.indexes_dropped = sorted(set(empty) | lost)
     for name in to_rebuild:

@@ -12,11 +12,9 @@ index. A commit becomes visible atomically: it is written to a temporary file
 and then hard-linked to its numbered name, which fails if the name exists, so
 two writers racing for the same version cannot both win (the loser gets
 :class:`~lakesieve.errors.CommitConflictError` and may retry on the new log).
-Data files are written before the commit that names them, so a crash leaves
-the previous state intact and at worst some unreferenced files.
+Data files are written before the commit that names them (a crash leaves orphans).
 
-The log's records and their replay are in :mod:`.index_log`; a table's indexes and
-their loaded states in :mod:`.index_state`.
+Records and replay: :mod:`.index_log`; on object storage: :mod:`.object_index`.
 
 **Checksums.** Every data file's SHA-256 is recorded in the log, and every
 commit carries ``checksum``: the SHA-256 of its canonical JSON (sorted keys,
@@ -93,8 +91,7 @@ __all__ = ["DAMAGED_PREFIX", "DEFAULT_DIRNAME", "HEAD_FILE", "LOG_DIR", "IndexSt
 DEFAULT_DIRNAME = ".lakesieve"
 HEAD_FILE = "_head.json"
 _VERSION_DIGITS = 20
-#: Pauses before re-reading a log that looked as if a commit were missing: a
-#: read that overlaps a commit (or a repair's log swap) sees it whole next time.
+#: Pauses before re-reading a log that looks as if a commit were missing (mid-commit).
 _REREAD_SECONDS = (0.01, 0.05, 0.2)
 
 
@@ -124,8 +121,6 @@ class IndexStore(StoreRoot):
             if dot and ext == "json" and stem.isdigit() and len(stem) == _VERSION_DIGITS:
                 out.append(int(stem))
         return sorted(out)
-
-    _versions = versions
 
     def _log_path(self, version: int) -> Path:
         return self.log_dir / f"{version:0{_VERSION_DIGITS}d}.json"
@@ -255,7 +250,8 @@ class IndexStore(StoreRoot):
             listed = self.versions()
         except IndexCorruptError as exc:
             return LogSnapshot(-1, {}, None, [LogProblem(0, f"is missing: {exc}")])
-        for v in listed:
+        version = self.replay_start() - 1  # a reset commit replaces all before it
+        for v in (v for v in listed if v > version):
             if v != version + 1:
                 problems.append(LogProblem(version + 1, "is missing"))
                 break
@@ -273,6 +269,10 @@ class IndexStore(StoreRoot):
                 )
             )
         return LogSnapshot(version, indexes, fingerprint, problems)
+
+    def replay_start(self) -> int:
+        """The first commit a replay reads: 0 (an object store's newest reset commit)."""
+        return 0
 
     def problem(self, version: int, exc: IndexCorruptError) -> LogProblem:
         """The :class:`LogProblem` of a commit that :meth:`load_commit` or :meth:`apply_commit` refused."""

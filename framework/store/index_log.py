@@ -286,6 +286,9 @@ def apply_action(
     if not isinstance(action, dict):
         raise TypeError("an action is not an object")
     op = action["op"]
+    if op == "reset":  # a repair on object storage: the state starts again here
+        indexes.clear()
+        return None
     if op == "table":
         recorded = str(action["fingerprint"])
         if is_table_id(recorded) and is_table_id(fingerprint) and recorded != fingerprint:

@@ -14,8 +14,9 @@ object store offers (:class:`~lakesieve.store.blobs.ObjectBlobs`):
   look like orphans until then);
 - ``_log/_head.json`` is a hint written after each commit, as on a disk;
 - there is no writers' lock to take: writers never need one among themselves,
-  and a repair, the one writer that needs everyone else out, is refused on
-  object storage (one line) until it has a log-generation swap of its own;
+  and a repair renames nothing: it appends a *reset* commit holding every good
+  state, create-only like any commit, then a marker ``_log/_reset-<version>``
+  from which replays start (the damaged commits before it stay, unread);
 - before the first write a process proves once per store that it keeps the
   first of two creates (:func:`~lakesieve.store.blobs.probe_create_only`), so a
   store without put-if-absent is refused, never written to unsafely.
@@ -67,6 +68,13 @@ _PROVED: set[str] = set()
 _PROVED_LOCK = threading.Lock()
 #: commits of one log fetched at once while it is replayed
 FETCH_THREADS = 8
+#: ``_log/_reset-<version>``: a repair's reset commit, where replays start
+RESET_PREFIX = "_reset-"
+
+
+def _is_reset_marker(name: str) -> bool:
+    digits = name[len(RESET_PREFIX) :]
+    return name.startswith(RESET_PREFIX) and digits.isdigit() and len(digits) == 20
 
 
 class UrlPath(PurePosixPath):
@@ -126,14 +134,40 @@ class ObjectIndexStore(IndexStore):
         return path
 
     def log_names(self) -> list[str]:
-        """The names in ``_log/`` (one listing request)."""
+        """The names in ``_log/`` (one listing request); notes the newest reset marker."""
         try:
             keys = self.blobs.list(LOG_DIR)
         except LakesieveError as exc:
             raise IndexCorruptError(
                 f"the index log {self.log_dir} cannot be listed: {exc}"
             ) from exc
-        return [k.rsplit("/", 1)[-1] for k in keys if k.count("/") == 1]
+        names = [k.rsplit("/", 1)[-1] for k in keys if k.count("/") == 1]
+        resets = [int(n[len(RESET_PREFIX) :]) for n in names if _is_reset_marker(n)]
+        self._replaying.reset = max(resets, default=0)
+        return names
+
+    def replay_start(self) -> int:
+        """The newest reset commit a repair marked (0 when none): a replay starts there."""
+        return int(getattr(self._replaying, "reset", 0))
+
+    def reset_log(self, actions: list[dict[str, Any]]) -> int:
+        """Commit ``actions`` as a reset after everything listed, then mark it; its version.
+
+        A repair's way on object storage: nothing is renamed or deleted. The
+        reset commit (``{"op": "reset"}`` first) is written create-only after
+        the highest version listed or recorded in the head, then the marker
+        ``_log/_reset-<version>`` tells readers to start there. A kill between the
+        two leaves the old log in force (the next repair resets after it).
+
+        Raises:
+            CommitConflictError: another writer committed that version first.
+            StoreWriteError: the log cannot be written.
+        """
+        listed = self.versions()
+        version = max([*listed, self.head_hint(), -1]) + 1
+        self.commit([{"op": "reset"}, *actions], version - 1)
+        self.blobs.put(f"{LOG_DIR}/{RESET_PREFIX}{version:020d}", str(version).encode())
+        return version
 
     def check_layout(self) -> None:
         """Nothing to check: an object store has no links."""
@@ -155,15 +189,13 @@ class ObjectIndexStore(IndexStore):
     ) -> contextlib.AbstractContextManager[None]:
         """No lock to take; the store's create-only writes are proved once per process.
 
+        A repair needs no exclusion here: it appends a reset commit
+        (:meth:`reset_log`), create-only like any other.
+
         Raises:
-            StoreWriteError: ``exclusive`` (a repair), not supported on object storage yet;
-                or the store keeps no first create (no put-if-absent), or cannot be written.
+            StoreWriteError: the store keeps no first create (no put-if-absent), or
+                cannot be written.
         """
-        if exclusive:
-            raise StoreWriteError(
-                f"index store {self.root}: `lakesieve index repair` does not run on object "
-                "storage yet (reads use the last good state; a new --index-root starts over)"
-            )
         self.prove_create_only()
         return contextlib.nullcontext()
 
