@@ -21,7 +21,12 @@ from lakesieve.errors import CommitConflictError, ConcurrentBuildError, IndexCor
 from lakesieve.maintenance.index_build import build_declared, declare_index
 from lakesieve.maintenance.repair import check_store, repair
 from lakesieve.store.blobs import CreateOnlyUnsupportedError, LocalBlobs, ObjectBlobs
-from lakesieve.store.object_index import ObjectIndexStore, UrlPath, state_time_ms
+from lakesieve.store.object_index import (
+    ObjectIndexStore,
+    UrlPath,
+    clear_file_cache,
+    state_time_ms,
+)
 
 from .s3_server import S3Server, moto_s3
 
@@ -138,10 +143,21 @@ def test_explain_makes_few_requests_to_the_index_store(
         return original(self, what, key, call)
 
     monkeypatch.setattr(ObjectBlobs, "_request", counted)
+    clear_file_cache()  # as a fresh process: nothing kept from the builds
     fresh = lakesieve.open(str(path), index_root=index_root, options=options)
     plan = fresh.explain("id = 9")
     assert plan["locations_selected"] == 1 and plan["locations_total"] == 4
     assert 1 <= len(requests) <= 8, requests
+    assert any(key.startswith("data/") for _, key in requests)
+    # a second plan in the process reads no data file again: verified bytes are kept
+    requests.clear()
+    assert (
+        lakesieve.open(str(path), index_root=index_root, options=options).explain("id = 9")[
+            "locations_selected"
+        ]
+        == 1
+    )
+    assert requests and not any(key.startswith("data/") for _, key in requests), requests
 
     # two builds of one name with different definitions, both declared before either
     # commits (the interleaving of a race): the second is refused, the first kept

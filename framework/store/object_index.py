@@ -31,6 +31,7 @@ import contextlib
 import hashlib
 import json
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
@@ -61,15 +62,27 @@ from lakesieve.store.index_log import (
 from lakesieve.store.log_swap import LOG_DIR
 from lakesieve.store.task_files import ipc_file_bytes
 
-__all__ = ["ObjectIndexStore", "UrlPath", "state_time_ms"]
+__all__ = ["ObjectIndexStore", "UrlPath", "clear_file_cache", "state_time_ms"]
 
 #: stores whose create-only writes this process has proved (by URL)
 _PROVED: set[str] = set()
 _PROVED_LOCK = threading.Lock()
 #: commits of one log fetched at once while it is replayed
 FETCH_THREADS = 8
+#: bytes of verified data files kept in the process (by root, path and checksum)
+FILE_CACHE_BYTES = 256 << 20
+_FILES: OrderedDict[tuple[str, str, str], bytes] = OrderedDict()
+_FILES_SIZE = [0]
+_FILES_LOCK = threading.Lock()
 #: ``_log/_reset-<version>``: a repair's reset commit, where replays start
 RESET_PREFIX = "_reset-"
+
+
+def clear_file_cache() -> None:
+    """Forget the data files kept in the process (a benchmark's fresh start)."""
+    with _FILES_LOCK:
+        _FILES.clear()
+        _FILES_SIZE[0] = 0
 
 
 def _is_reset_marker(name: str) -> bool:
@@ -330,11 +343,31 @@ class ObjectIndexStore(IndexStore):
         return []
 
     def read_bytes(self, f: StoredFile) -> bytes:
-        """One data file's bytes (one GET), checked against its checksum.
+        """One data file's bytes, checked against its checksum: one GET, or none when cached.
+
+        A data file is never rewritten (a new state gets a new folder) and the
+        log records its checksum, so the bytes that passed it are kept in the
+        process (:data:`FILE_CACHE_BYTES` at most, least recently used out).
 
         Raises:
             IndexCorruptError: the file is missing, unreadable or fails its checksum.
         """
+        cache_key = (str(self.root), f.path, f.sha256)
+        with _FILES_LOCK:
+            cached = _FILES.get(cache_key)
+            if cached is not None:
+                _FILES.move_to_end(cache_key)
+                return cached
+        data = self._fetch_checked(f)
+        with _FILES_LOCK:
+            _FILES[cache_key] = data
+            _FILES_SIZE[0] += len(data)
+            while _FILES_SIZE[0] > FILE_CACHE_BYTES and _FILES:
+                _FILES_SIZE[0] -= len(_FILES.popitem(last=False)[1])
+        return data
+
+    def _fetch_checked(self, f: StoredFile) -> bytes:
+        """One data file's bytes from the store (one GET), checked against its checksum."""
         path = self.root / safe_data_path(f.path)
         try:
             data = self.blobs.read(self.key(path))
@@ -364,7 +397,7 @@ class ObjectIndexStore(IndexStore):
         if not (checksum or decode):
             return None
         try:
-            data = self.read_bytes(f)
+            data = self._fetch_checked(f)  # what is stored now, never the cache
         except IndexCorruptError as exc:
             return str(exc)
         if decode:
