@@ -8,10 +8,9 @@ Layout under the index root (``<table>/.lakesieve/`` by default)::
     _lock                            the writers' lock (:mod:`lakesieve.store.lock`)
 
 A commit lists actions; replaying the log from 0 gives the state of every
-index. A commit becomes visible atomically: it is written to a temporary file
-and then hard-linked to its numbered name, which fails if the name exists, so
-two writers racing for the same version cannot both win (the loser gets
-:class:`~lakesieve.errors.CommitConflictError` and may retry on the new log).
+index. A commit is written to a temporary file and hard-linked to its numbered
+name, which fails if the name exists: of two writers racing for one version
+the loser gets :class:`~lakesieve.errors.CommitConflictError` and may retry.
 Data files are written before the commit that names them (a crash leaves orphans).
 
 Records and replay: :mod:`.index_log`; on object storage: :mod:`.object_index`.
@@ -37,15 +36,13 @@ before the commit lands; ``_head.json`` is read before the listing, and a
 commit that still looks missing is re-read a few times before it counts as
 damage. Writers hold the root's lock (shared among them, exclusive for a
 repair, whose log swap :mod:`lakesieve.store.log_swap` makes safe against a kill).
-A write the file system refuses (read-only, full, forbidden) raises
-:class:`~lakesieve.errors.StoreWriteError`, one line naming the path, and
-leaves no temporary file.
+A refused write (read-only, full, forbidden) raises a one-line
+:class:`~lakesieve.errors.StoreWriteError` and leaves no temporary file.
 
 **Confinement.** Nothing the store reads, writes or deletes resolves outside
 the index root: ids and names from the log must be plain names, file paths
 must stay under ``data/``, and no path below the root may pass through a
-symbolic link (lakesieve never creates one; a planted one is refused, never
-followed, never deleted through).
+symbolic link (a planted one is refused, never followed or deleted through).
 """
 
 from __future__ import annotations
@@ -465,6 +462,9 @@ class IndexStore(StoreRoot):
             except (pa.ArrowException, OSError, ValueError) as exc:
                 return f"index file {path} does not decode: {exc}"
         return None
+
+    def prefetch(self, files: Iterable[StoredFile]) -> None:
+        """Nothing on a local disk (an object store fetches them together)."""
 
     def read_files(self, state: IndexState) -> dict[str, pa.Table]:
         """Read and verify a state's data files.

@@ -242,6 +242,14 @@ class TableIndexes:
         timeline = {i.id for i in line}
         out: list[LoadedIndex] = []
         visible = snapshot.locations
+        wanted = [d for d in log.indexes.values() if d.column in columns]
+        self.store.prefetch(  # every state the loop loads, at once where requests cost
+            f
+            for d in wanted
+            if (head := d.state_for(inst.sort_key)) is not None
+            for s in d.chain(head)
+            for f in s.files
+        )
         for definition in log.indexes.values():
             if definition.column not in columns:
                 continue

@@ -60,7 +60,7 @@ from lakesieve.store.index_log import (
     safe_data_path,
 )
 from lakesieve.store.log_swap import LOG_DIR
-from lakesieve.store.task_files import ipc_file_bytes
+from lakesieve.store.task_files import ON_DEMAND_PREFIX, ipc_file_bytes
 
 __all__ = ["ObjectIndexStore", "UrlPath", "clear_file_cache", "state_time_ms"]
 
@@ -74,6 +74,8 @@ FILE_CACHE_BYTES = 256 << 20
 _FILES: OrderedDict[tuple[str, str, str], bytes] = OrderedDict()
 _FILES_SIZE = [0]
 _FILES_LOCK = threading.Lock()
+#: most bytes a plan fetches ahead of its readers
+PREFETCH_BYTES = 64 << 20
 #: ``_log/_reset-<version>``: a repair's reset commit, where replays start
 RESET_PREFIX = "_reset-"
 
@@ -365,6 +367,27 @@ class ObjectIndexStore(IndexStore):
             while _FILES_SIZE[0] > FILE_CACHE_BYTES and _FILES:
                 _FILES_SIZE[0] -= len(_FILES.popitem(last=False)[1])
         return data
+
+    def prefetch(self, files: Iterable[StoredFile]) -> None:
+        """Fetch the eagerly read ``files`` together into the process's cache (errors ignored).
+
+        Files read on demand (large exact indexes) and more than
+        :data:`PREFETCH_BYTES` in all are left to their readers.
+        """
+        todo, budget = [], PREFETCH_BYTES
+        try:
+            for f in files:
+                if f.name.startswith(ON_DEMAND_PREFIX) or f.size_bytes > budget:
+                    continue
+                budget -= f.size_bytes
+                todo.append(f)
+        except Exception:  # a broken chain: its reader reports it
+            return
+        if len(todo) < 2:
+            return
+        with ThreadPoolExecutor(min(FETCH_THREADS, len(todo))) as pool:
+            for future in [pool.submit(self.read_bytes, f) for f in todo]:
+                future.exception()  # a bad file fails again, with its message, when read
 
     def _fetch_checked(self, f: StoredFile) -> bytes:
         """One data file's bytes from the store (one GET), checked against its checksum."""
