@@ -240,7 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
         )
     ck = isub.add_parser("check", help="verify the checksum of every index commit and data file")
     rp = isub.add_parser(
-        "repair", help="move a damaged index log aside and keep every state that verifies"
+        "repair",
+        help="replace a damaged index log (moved aside on a disk, reset on object storage), "
+        "keeping every state that verifies",
     )
     for sp in (ck, rp):
         sp.add_argument("table", help=TABLE_HELP)
