@@ -24,8 +24,10 @@ from typing import Any
 import deltalake
 import lakesieve
 import pyarrow as pa
+import pyarrow.fs as pafs
 import pytest
 from lakesieve.config import build_declared, load_config
+from lakesieve.files import paths
 from lakesieve.maintenance.repair import check_store
 from lakesieve.spark.object_storage import (
     ObjectStorageError,
@@ -80,6 +82,24 @@ def test_store_scheme_names_object_stores_only() -> None:
     assert store_scheme("abfss://c@acct.dfs.core.windows.net/t") == "abfss"
     assert store_scheme("/data/t") is None
     assert store_scheme("file:///data/t") is None
+
+
+def test_a_tables_storage_options_reach_pyarrows_s3_file_system() -> None:
+    """Explicit options, or those of the scope a plugin recognises a table in, win over the environment."""
+    options = {
+        "AWS_ENDPOINT_URL": "http://127.0.0.1:9000",
+        "AWS_REGION": "eu-west-1",
+        "AWS_ACCESS_KEY_ID": "id",
+        "AWS_SECRET_ACCESS_KEY": "secret",
+    }
+    fs, inner = paths.filesystem_and_path("s3://lake/t/_delta_log", options)
+    assert isinstance(fs, pafs.S3FileSystem) and inner == "lake/t/_delta_log"
+    assert fs.region == "eu-west-1"
+    with paths.storage_scope({"AWS_REGION": "us-east-2"}):
+        scoped, _ = paths.filesystem_and_path("s3a://lake/t")
+    assert isinstance(scoped, pafs.S3FileSystem) and scoped.region == "us-east-2"
+    local, where = paths.filesystem_and_path("/data/t", options)
+    assert isinstance(local, pafs.LocalFileSystem) and where == "/data/t"
 
 
 class _NoConnectorJvm:
