@@ -269,9 +269,10 @@ def load_config(path: str | os.PathLike[str]) -> Config:
 
 def _location(base: Path, text: str) -> str:
     """A path of the file, relative to its folder; a URL (``s3://...``) as written."""
-    if paths.local_path(text) is None:
+    local = paths.local_path(text)
+    if local is None:
         return text.rstrip("/")
-    return os.path.abspath(base / os.path.expanduser(paths.local_path(text) or text))
+    return os.path.abspath(base / os.path.expanduser(local))
 
 
 def _load_table(

@@ -49,6 +49,15 @@ def read_index_file(data: bytes) -> pa.Table:
     return read_ipc(data)
 
 
+def decode_problem(data: bytes, path: object) -> str | None:
+    """Why the index file at ``path`` does not decode (``None`` when it does)."""
+    try:
+        read_index_file(data)
+    except (pa.ArrowException, OSError, ValueError) as exc:
+        return f"index file {path} does not decode: {exc}"
+    return None
+
+
 def ipc_size(table: pa.Table) -> int:
     """Bytes of ``table`` written as an uncompressed Arrow IPC file (as the store does)."""
     sink = pa.BufferOutputStream()

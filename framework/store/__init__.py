@@ -59,9 +59,8 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
-import pyarrow.ipc as ipc
 from lakesieve.errors import CommitConflictError, IndexCorruptError, IndexNotFoundError
-from lakesieve.files.ipc_files import read_index_file
+from lakesieve.files.ipc_files import decode_problem, read_index_file
 from lakesieve.model import BuiltIndex
 from lakesieve.store.errors import replace_file, write_error, write_new_file
 from lakesieve.store.index_log import (
@@ -81,7 +80,7 @@ from lakesieve.store.index_log import (
 from lakesieve.store.lock import store_lock
 from lakesieve.store.log_swap import DAMAGED_PREFIX, LOG_DIR
 from lakesieve.store.paths import StoreRoot
-from lakesieve.store.task_files import task_file_suffix
+from lakesieve.store.task_files import file_record, ipc_file_bytes, task_file_suffix
 
 __all__ = ["DAMAGED_PREFIX", "DEFAULT_DIRNAME", "HEAD_FILE", "LOG_DIR", "IndexStore"]
 
@@ -378,20 +377,10 @@ class IndexStore(StoreRoot):
         records = []
         for name, table in sorted(built.files.items()):
             path = folder / f"{name}.arrow"
-            sink = pa.BufferOutputStream()
-            with ipc.new_file(sink, table.schema) as writer:
-                writer.write_table(table)
-            data = sink.getvalue().to_pybytes()
+            data = ipc_file_bytes(table)
             replace_file(path, folder / f".{name}.{uuid.uuid4().hex[:8]}.tmp", data)
-            records.append(
-                {
-                    "name": name,
-                    "path": path.relative_to(self.root).as_posix(),
-                    "sha256": hashlib.sha256(data).hexdigest(),
-                    "size_bytes": len(data),
-                    "rows": table.num_rows,
-                }
-            )
+            rec = file_record(name, data, table.num_rows)
+            records.append({**rec, "path": path.relative_to(self.root).as_posix()})
         return records
 
     def _task_records(self, folder: Path, built: BuiltIndex) -> list[dict[str, Any]]:
@@ -456,12 +445,7 @@ class IndexStore(StoreRoot):
             data = self.read_bytes(f)
         except IndexCorruptError as exc:
             return str(exc)
-        if decode:
-            try:
-                read_index_file(data)
-            except (pa.ArrowException, OSError, ValueError) as exc:
-                return f"index file {path} does not decode: {exc}"
-        return None
+        return decode_problem(data, path) if decode else None
 
     def prefetch(self, files: Iterable[StoredFile]) -> None:
         """Nothing on a local disk (an object store fetches them together)."""

@@ -37,7 +37,6 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import Any, cast
 
-import pyarrow as pa
 from lakesieve.errors import (
     CommitConflictError,
     IndexCorruptError,
@@ -45,7 +44,7 @@ from lakesieve.errors import (
     LakesieveError,
     StoreWriteError,
 )
-from lakesieve.files.ipc_files import read_index_file
+from lakesieve.files.ipc_files import decode_problem
 from lakesieve.model import BuiltIndex
 from lakesieve.store import HEAD_FILE, IndexStore
 from lakesieve.store.blobs import BlobNotFound, Blobs, ObjectBlobs, probe_create_only
@@ -60,7 +59,7 @@ from lakesieve.store.index_log import (
     safe_data_path,
 )
 from lakesieve.store.log_swap import LOG_DIR
-from lakesieve.store.task_files import ON_DEMAND_PREFIX, ipc_file_bytes
+from lakesieve.store.task_files import ON_DEMAND_PREFIX, file_record, ipc_file_bytes
 
 __all__ = ["ObjectIndexStore", "UrlPath", "clear_file_cache", "state_time_ms"]
 
@@ -235,8 +234,9 @@ class ObjectIndexStore(IndexStore):
         """
         listed = super().versions()
         fetched = getattr(self._replaying, "fetched", None)
-        if fetched is not None and len(listed) > 1:
-            keys = {v: self.key(self._log_path(v)) for v in listed}
+        wanted = [v for v in listed if v >= self.replay_start()]  # none a reset left behind
+        if fetched is not None and len(wanted) > 1:
+            keys = {v: self.key(self._log_path(v)) for v in wanted}
             with ThreadPoolExecutor(min(FETCH_THREADS, len(keys))) as pool:
                 futures = {v: pool.submit(self.blobs.read, k) for v, k in keys.items()}
             for v, future in futures.items():
@@ -320,15 +320,7 @@ class ObjectIndexStore(IndexStore):
                 key = self.key(folder / f"{name}.arrow")
                 data = ipc_file_bytes(table)
                 self.blobs.put(key, data)
-                records.append(
-                    {
-                        "name": name,
-                        "path": key,
-                        "sha256": hashlib.sha256(data).hexdigest(),
-                        "size_bytes": len(data),
-                        "rows": table.num_rows,
-                    }
-                )
+                records.append({**file_record(name, data, table.num_rows), "path": key})
         except StoreWriteError:
             for rec in records:
                 with contextlib.suppress(LakesieveError, OSError):
@@ -423,12 +415,7 @@ class ObjectIndexStore(IndexStore):
             data = self._fetch_checked(f)  # what is stored now, never the cache
         except IndexCorruptError as exc:
             return str(exc)
-        if decode:
-            try:
-                read_index_file(data)
-            except (pa.ArrowException, OSError, ValueError) as exc:
-                return f"index file {path} does not decode: {exc}"
-        return None
+        return decode_problem(data, path) if decode else None
 
     def delete_state_files(self, states: Iterable[IndexState]) -> None:
         """Delete the data files of states no longer in the log."""

@@ -211,6 +211,16 @@ def ipc_file_bytes(table: pa.Table) -> bytes:
     return bytes(sink.getvalue().to_pybytes())
 
 
+def file_record(name: str, data: bytes, rows: int) -> dict[str, Any]:
+    """The log's record of an index file's bytes (the driver adds its ``path``)."""
+    return {
+        "name": name,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "size_bytes": len(data),
+        "rows": rows,
+    }
+
+
 def write_task_file(folder: str, name: str, table: pa.Table) -> dict[str, Any]:
     """Write ``table`` as ``<folder>/<name>.arrow`` (in a Spark task); its record.
 
@@ -228,12 +238,7 @@ def write_task_file(folder: str, name: str, table: pa.Table) -> dict[str, Any]:
     target = os.path.join(folder, f"{name}.arrow")
     tmp = os.path.join(folder, f".{name}.{uuid.uuid4().hex}.tmp")
     replace_file(Path(target), Path(tmp), data)
-    return {
-        "name": name,
-        "sha256": hashlib.sha256(data).hexdigest(),
-        "size_bytes": len(data),
-        "rows": table.num_rows,
-    }
+    return file_record(name, data, table.num_rows)
 
 
 def task_file_suffix(rec: dict[str, Any]) -> str:
