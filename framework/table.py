@@ -331,6 +331,8 @@ class Table:
 
     def _plan(self, where: Any, as_of: str | None) -> Plan:
         started = time.perf_counter()
+        if where is not None and not (isinstance(where, str) and not where.strip()):
+            self.states.store.read_log_ahead()  # the index log's requests beside the table's
         line = self.timeline()  # listed once per plan: instant lookup and index checks share it
         inst = self.view.resolve_instant(as_of, line)
         snapshot = self.view.snapshot_at(inst)

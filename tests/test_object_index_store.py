@@ -59,6 +59,35 @@ def test_url_paths_keep_their_scheme() -> None:
     assert state_time_ms("handmade") is None and state_time_ms("12-") is None
 
 
+def test_a_replay_started_ahead_serves_one_reader_never_a_writer(s3: S3Server) -> None:
+    """A plan's log read overlaps the table's: a reader takes it once; a writer replays afresh."""
+    url = s3.url()
+    store, other = ObjectIndexStore(url, s3.options), ObjectIndexStore(url, s3.options)
+    store.commit([_define("a")], -1)
+    store.read_log_ahead()
+    other.commit([_define("b")], 0)  # lands after the replay started (or while it runs)
+    early = store.read_log(strict=False)
+    assert set(early.indexes) <= {"a", "b"} and "a" in early.indexes
+    assert set(store.read_log(strict=False).indexes) == {"a", "b"}  # taken once only
+    store.read_log_ahead()
+    other.commit([_define("c")], 1)
+    assert set(store.read_log(strict=True).indexes) == {"a", "b", "c"}  # a writer: afresh
+    assert set(store.read_log(strict=False).indexes) == {"a", "b", "c"}  # not the stale one
+
+
+def test_head_and_listing_together_still_find_a_lost_newest_commit(s3: S3Server) -> None:
+    """Read at once, the head and the listing still report a commit the head names but the log lacks."""
+    url = s3.url()
+    store = ObjectIndexStore(url, s3.options)
+    for v in range(3):
+        store.commit([_define(f"i{v}")], v - 1)
+    assert store.head_and_versions() == (2, [0, 1, 2])
+    store.blobs.delete("_log/00000000000000000002.json")
+    snap = store.read_log(strict=False)
+    assert snap.version == 1 and set(snap.indexes) == {"i0", "i1"}
+    assert snap.problems and "commit 2 was written" in snap.problems[0].reason
+
+
 def test_two_writers_racing_for_a_version_one_wins(s3: S3Server) -> None:
     """Create-only commits: the loser of a race gets a conflict; retries lose no commit."""
     url = s3.url()

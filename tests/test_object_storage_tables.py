@@ -259,6 +259,7 @@ def test_delta_table_on_s3_is_indexed_queried_and_refreshed(
     assert os.listdir(work) == []  # nothing written to the working folder
 
 
+@pytest.mark.long  # CI keeps the API test above
 @pytest.mark.spark
 def test_a_config_file_declares_an_s3_table_its_storage_and_its_index_root(
     spark: Any, s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -289,6 +290,7 @@ def test_a_config_file_declares_an_s3_table_its_storage_and_its_index_root(
     assert [r["action"] for r in build_declared(load_config(config_file), spark)] == ["up-to-date"]
 
 
+@pytest.mark.long  # CI keeps the API test above
 @pytest.mark.spark
 def test_cli_on_a_delta_table_on_s3(
     spark: Any, s3: S3Server, aws_env: dict[str, str], tmp_path: Path

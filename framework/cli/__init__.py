@@ -48,7 +48,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return demo_command(args)
 
 
-TABLE_HELP = "the table's folder"
+TABLE_HELP = "the table's folder or URL (s3://bucket/path...)"
 FORMAT_HELP = "hudi, delta or iceberg (default: detected from the table's files)"
 AS_OF_HELP = (
     "the table instant to use: Hudi instant time, Delta version or Iceberg snapshot id "

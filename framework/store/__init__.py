@@ -233,17 +233,17 @@ class IndexStore(StoreRoot):
             )
         return snap
 
+    def read_log_ahead(self) -> None:
+        """Start a reader's :meth:`read_log` in the background where requests cost (a local disk: no)."""
+
     def _replay(self) -> LogSnapshot:
         """One pass of :meth:`read_log`: every commit up to the first bad one."""
         indexes: dict[str, IndexDefinition] = {}
         fingerprint: str | None = None
         version = -1
         problems: list[LogProblem] = []
-        # the head first: it is written after its commit, so every commit it
-        # names is already in the listing that follows, unless it was lost
-        head = self.head_hint()
         try:
-            listed = self.versions()
+            head, listed = self.head_and_versions()
         except IndexCorruptError as exc:
             return LogSnapshot(-1, {}, None, [LogProblem(0, f"is missing: {exc}")])
         version = self.replay_start() - 1  # a reset commit replaces all before it
@@ -265,6 +265,10 @@ class IndexStore(StoreRoot):
                 )
             )
         return LogSnapshot(version, indexes, fingerprint, problems)
+
+    def head_and_versions(self) -> tuple[int, list[int]]:
+        """The head hint, then the listed versions: each commit the head names is listed, unless lost."""
+        return self.head_hint(), self.versions()
 
     def replay_start(self) -> int:
         """The first commit a replay reads: 0 (an object store's newest reset commit)."""

@@ -33,7 +33,7 @@ import json
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path, PurePosixPath
 from typing import Any, cast
 
@@ -68,6 +68,8 @@ _PROVED: set[str] = set()
 _PROVED_LOCK = threading.Lock()
 #: commits of one log fetched at once while it is replayed
 FETCH_THREADS = 8
+#: replays started ahead of a plan (:meth:`ObjectIndexStore.read_log_ahead`)
+_AHEAD = ThreadPoolExecutor(4, thread_name_prefix="lakesieve-log-ahead")
 #: bytes of verified data files kept in the process (by root, path and checksum)
 FILE_CACHE_BYTES = 256 << 20
 _FILES: OrderedDict[tuple[str, str, str], bytes] = OrderedDict()
@@ -130,6 +132,7 @@ class ObjectIndexStore(IndexStore):
         self.log_dir = self.root / LOG_DIR
         self.data_dir = self.root / DATA_DIR
         self._replaying = threading.local()
+        self._ahead: Future[LogSnapshot] | None = None
 
     def key(self, path: Path) -> str:
         """The object key of ``path`` relative to the root (checked to stay below it)."""
@@ -243,6 +246,34 @@ class ObjectIndexStore(IndexStore):
                 error = future.exception()
                 fetched[v] = future.result() if error is None else error
         return listed
+
+    def read_log_ahead(self) -> None:
+        """Start replaying the log in the background; the next :meth:`read_log` of a reader takes it.
+
+        A plan starts it before it reads the table's own metadata, so the
+        store's round trips overlap the format's. Only a reader's replay
+        (``strict=False``) takes it: a log read a moment early is what a reader
+        that started a moment earlier sees. A writer always replays afresh.
+        """
+        self._ahead = _AHEAD.submit(IndexStore.read_log, self, False)
+
+    def read_log(self, strict: bool = True) -> LogSnapshot:
+        """:meth:`IndexStore.read_log`, or for a reader the replay started ahead."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and not strict:
+            return ahead.result()
+        return super().read_log(strict)
+
+    def head_and_versions(self) -> tuple[int, list[int]]:
+        """The head hint and the listing in one round trip (two requests at once).
+
+        A commit that lands between the two can look missing for a moment:
+        :meth:`read_log` reads again before it reports one.
+        """
+        with ThreadPoolExecutor(1) as pool:
+            head = pool.submit(self.head_hint)
+            listed = self.versions()
+        return head.result(), listed
 
     def _replay(self) -> LogSnapshot:
         self._replaying.fetched = {}
