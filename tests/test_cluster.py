@@ -210,6 +210,55 @@ def test_a_job_without_resources_says_so_on_stderr(cluster: dict[str, Any], tmp_
             _stop(proc)
 
 
+@pytest.mark.long
+def test_an_s3_table_and_its_indexes_on_a_standalone_cluster(
+    cluster: dict[str, Any], tmp_path: Path
+) -> None:
+    """No shared disk: the table and its index store on a local S3 server, the executors reading through S3A."""
+    from tests.conftest import S3A_JARS
+    from tests.s3_server import moto_s3
+
+    if not S3A_JARS:
+        pytest.skip("no s3 connector: run .ci/fetch-s3a (hadoop-aws and the AWS SDK bundle)")
+    import deltalake
+    import pyarrow as pa
+
+    jars = ":".join(str(j) for j in S3A_JARS)  # installed on every node, as on a cluster
+    conf = (
+        "spark.executor.memory=512m,spark.cores.max=1,spark.driver.memory=1g,"
+        f"spark.driver.extraClassPath={jars},spark.executor.extraClassPath={jars}"
+    )
+    with moto_s3(process=True) as s3:
+        url = s3.url("cluster/events")
+        for f in range(16):
+            ids = [f + 16 * i for i in range(40)]
+            rows = pa.table({"id": ids, "s": [f"v{i}" for i in ids]})
+            deltalake.write_deltalake(url, rows, mode="append", storage_options=s3.options)
+        work = tmp_path / "cwd"
+        work.mkdir()
+        done = subprocess.run(
+            [sys.executable, "-m", "tests.test_cluster", "--s3", url],
+            env={**_job_env(cluster, conf), **s3.options},
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr[-4000:]
+        out = json.loads(done.stdout.strip().splitlines()[-1])
+        listed = s3.client().list_objects_v2(Bucket=s3.bucket, Prefix="cluster/events/.lakesieve/")
+        stored = [o["Key"] for o in listed.get("Contents", [])]
+    assert out["master"] == cluster["url"] and out["executors"], out
+    assert out["store"] == f"{url}/.lakesieve"
+    assert any(k.endswith(".arrow") for k in stored), stored
+    assert 1 <= out["planned"] <= 2 and out["units"] == 16, out
+    assert out["expected"], "the predicate matches no row: the comparison would prove nothing"
+    assert out["read"] == out["expected"]
+    assert out["datasource"] == out["expected"]
+    assert out["sql"] == out["expected"]
+    assert f"selected {out['planned']} of 16 locations" in out["sql_plan"]
+
+
 # -- the child side -------------------------------------------------------------------------
 
 
@@ -253,6 +302,41 @@ def _job(work: Path) -> dict[str, Any]:
     }
 
 
+def _s3_job(url: str) -> dict[str, Any]:
+    """Index and read the Delta table at ``url`` (on S3) on the cluster ``LAKESIEVE_SPARK_MASTER`` names."""
+    import deltalake
+    import lakesieve
+    from lakesieve.spark.session import get_spark
+
+    from tests.tables import sorted_rows, spark_where
+
+    where = "id = 37"
+    spark = get_spark()
+    table = lakesieve.open(url)
+    table.build_index("id", type="sieve", spark=spark)
+    ids = spark.sparkContext._jsc.sc().getExecutorIds().mkString(",")  # type: ignore[union-attr]
+    options = {k: v for k, v in os.environ.items() if k.startswith("AWS_")}
+    native = deltalake.DeltaTable(url, storage_options=options).to_pyarrow_table()
+    spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW events USING lakesieve OPTIONS (path '{url}')")
+    frame = spark.read.format("lakesieve").load(url).where(where)
+
+    def rows(df: Any) -> list[list[str]]:
+        return [list(map(str, r)) for r in sorted_rows(df, ("id", "s"))]
+
+    return {
+        "master": spark.sparkContext.master,
+        "executors": [e for e in str(ids).split(",") if e],
+        "store": str(lakesieve.open(url).store.root),
+        "units": len(table.snapshot().units),
+        "planned": len(table.plan(where).units),
+        "expected": rows(spark_where(spark, native, where)),
+        "read": rows(table.read(spark, where=where)),
+        "datasource": rows(frame),
+        "sql": rows(spark.sql(f"SELECT id, s FROM events WHERE {where}")),
+        "sql_plan": spark.sql(f"EXPLAIN SELECT * FROM events WHERE {where}").first()[0],
+    }
+
+
 def _starve() -> None:
     """Run one job that can never get an executor; the parent reads our stderr and kills us."""
     from lakesieve.spark.session import get_spark
@@ -263,5 +347,7 @@ def _starve() -> None:
 if __name__ == "__main__":
     if sys.argv[1] == "--starve":
         _starve()
+    elif sys.argv[1] == "--s3":
+        print(json.dumps(_s3_job(sys.argv[2])))
     else:
         print(json.dumps(_job(Path(sys.argv[1]))))
