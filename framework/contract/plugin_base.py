@@ -35,6 +35,10 @@ class TableFormatBase:
     """
 
     name: ClassVar[str] = ""
+    #: The table options this format reads, for readers that refuse the rest (the
+    #: ``format("lakesieve")`` sources): a name ending in ``.`` stands for every
+    #: option under that prefix. ``None``: not declared, every option is passed on.
+    known_options: ClassVar[tuple[str, ...] | None] = None
 
     def __init__(self, path: str, options: Mapping[str, str] | None = None) -> None:
         """Bind to the table at ``path``; the ``format`` option is dropped from ``options``."""

@@ -108,3 +108,56 @@ def filters_to_predicate(filters: list[Any]) -> Any:
     if not nodes:
         return None
     return nodes[0] if len(nodes) == 1 else p.And(tuple(nodes))
+
+
+def _value_sql(typed: dict[str, str]) -> str:
+    """A typed filter value as Spark SQL writes the literal (instants in UTC)."""
+    value = filter_value(typed)
+    kind = typed["t"]
+    if kind == "string":
+        return "'" + str(value).replace("'", "''") + "'"
+    if kind == "date":
+        return f"DATE '{value.isoformat()}'"
+    if kind == "timestamp":
+        return f"TIMESTAMP '{value.isoformat(sep=' ')}'"
+    return typed["v"]  # numbers and booleans as Spark printed them
+
+
+def filter_sql(f: Any) -> str | None:
+    """One pushed filter as SQL text, as Spark pushed it; ``None`` when it was not written."""
+    if not isinstance(f, dict):
+        return None
+    op = f.get("op")
+    if op in ("and", "or", "not"):
+        parts = [filter_sql(a) for a in f["args"]]
+        if any(t is None for t in parts):
+            return None
+        if op == "not":
+            return f"NOT ({parts[0]})"
+        return "(" + f" {op.upper()} ".join(str(t) for t in parts) + ")"
+    column = str(f.get("col", ""))
+    if op in _COMPARISONS and isinstance(f.get("v"), dict):
+        return f"{column} {op} {_value_sql(f['v'])}"
+    if op == "in" and all(isinstance(v, dict) for v in f.get("v") or []):
+        return f"{column} IN ({', '.join(_value_sql(v) for v in f['v'])})"
+    if op == "isnull":
+        return f"{column} IS NULL"
+    if op == "isnotnull":
+        return f"{column} IS NOT NULL"
+    return None
+
+
+def pushed_sql(filters: list[Any], shown: list[str] | None = None) -> str | None:
+    """Spark's pushed filters as one SQL line (``AND``-joined); ``None`` when none was pushed.
+
+    A filter the JVM could not write as JSON is shown as Spark prints it (``shown``).
+    """
+    texts = []
+    for i, f in enumerate(filters):
+        text = filter_sql(f)
+        if text is None:
+            text = (
+                shown[i] if shown is not None and i < len(shown) else "(a filter lakesieve skips)"
+            )
+        texts.append(text)
+    return " AND ".join(texts) if texts else None

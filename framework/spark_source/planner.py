@@ -27,7 +27,7 @@ import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from lakesieve.errors import LakesieveError, OptionError
-from lakesieve.spark_source.filters import filters_to_predicate
+from lakesieve.spark_source.filters import filters_to_predicate, pushed_sql
 from lakesieve.spark_source.scan import (
     RETIRED_OPTIONS,
     conform,
@@ -143,7 +143,8 @@ class ScanPlanner:
                 # filter values are typed (instants carry their zone): no session zone applies
                 plan = table.plan(where, option(options, "asOf"), "UTC")
                 frame = conform(frame_of_units(self._spark, table, plan, wanted.names), wanted)
-                description = describe_scan(plan, table)
+                shown = pushed_sql(request["filters"], request.get("shown"))
+                description = describe_scan(plan, table, shown)
             log.info(description)
             return answers.of(frame._jdf, description)
         except Exception as exc:

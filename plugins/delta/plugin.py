@@ -35,6 +35,7 @@ class DeltaFormat(TableFormatBase):
     """A Delta table; see :class:`lakesieve.contract.protocols.TableFormat` for each method's contract."""
 
     name = FORMAT
+    known_options = ("storage.",)
 
     @classmethod
     def identify(cls, path: str) -> bool:

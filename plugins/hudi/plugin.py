@@ -35,6 +35,7 @@ class HudiFormat(TableFormatBase):
     """A Hudi table; see :class:`lakesieve.contract.protocols.TableFormat` for each method's contract."""
 
     name = FORMAT
+    known_options = ("hoodie.", "storage.")
 
     @classmethod
     def identify(cls, path: str) -> bool:

@@ -40,6 +40,7 @@ class IcebergFormat(TableFormatBase):
     """An Iceberg table; see :class:`lakesieve.contract.protocols.TableFormat` for each method's contract."""
 
     name = FORMAT
+    known_options = ("catalog.", "table", "storage.")
 
     @classmethod
     def identify(cls, path: str) -> bool:
@@ -110,14 +111,26 @@ class IcebergFormat(TableFormatBase):
 
     def write(self, spark: SparkSession, df: DataFrame, options: WriteOptions) -> Instant:
         """Write ``df`` as one Iceberg snapshot; see :mod:`.write` for modes and limits."""
+        from lakesieve.files.write_frame import refuse_object_storage
         from lakesieve.plugins.iceberg.write import write_table
 
+        refuse_object_storage(
+            self.path,
+            "Iceberg",
+            "with no catalog, lakesieve commits an Iceberg table through a SQLite file beside it",
+        )
         return write_table(spark, self.ref, df, options)
 
     def check_write(self, schema: pa.Schema | None, options: WriteOptions) -> None:
         """Refuse before Spark starts what :meth:`write` would refuse; see :mod:`.write_check`."""
+        from lakesieve.files.write_frame import refuse_object_storage
         from lakesieve.plugins.iceberg.write_check import check_write
 
+        refuse_object_storage(
+            self.path,
+            "Iceberg",
+            "with no catalog, lakesieve commits an Iceberg table through a SQLite file beside it",
+        )
         check_write(self.ref, schema, options)
 
     def index_root(self) -> str | None:

@@ -42,6 +42,18 @@ final class FilterJson {
     return b.append(']').toString();
   }
 
+  /** Every filter as Spark prints it, as one JSON array of strings (for the scan's description). */
+  static String texts(Filter[] filters) {
+    StringBuilder b = new StringBuilder("[");
+    for (int i = 0; i < filters.length; i++) {
+      if (i > 0) {
+        b.append(',');
+      }
+      b.append(Json.quote(filters[i].toString()));
+    }
+    return b.append(']').toString();
+  }
+
   static String filter(Filter f) {
     if (f instanceof EqualTo) {
       EqualTo e = (EqualTo) f;

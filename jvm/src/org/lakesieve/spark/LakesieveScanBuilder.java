@@ -49,6 +49,8 @@ final class LakesieveScanBuilder implements SupportsPushDownFilters, SupportsPus
             + Json.object(options)
             + ",\"filters\":"
             + FilterJson.array(pushed)
+            + ",\"shown\":"
+            + FilterJson.texts(pushed)
             + ",\"schema\":"
             + required.json()
             + "}";
