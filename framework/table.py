@@ -40,7 +40,7 @@ from lakesieve.query.arrow_read import read_plan_arrow
 from lakesieve.query.planner import LakesieveWarning, LoadedIndex, evaluate
 from lakesieve.query.query_plan import Plan, elapsed_ms, explain_plan
 from lakesieve.query.table_view import TableView
-from lakesieve.spark.object_storage import storage_of
+from lakesieve.spark.object_storage import prepare, storage_of
 from lakesieve.spark.session import SessionOnDemand, get_spark, time_zone_of
 from lakesieve.store import DEFAULT_DIRNAME
 from lakesieve.store.index_log import IndexDefinition
@@ -457,11 +457,13 @@ def write(
     The format is detected for an existing table; a new table needs ``format``.
     ``table_options`` are format-specific (storage options, catalog settings).
     """
-    root = os.path.abspath(os.fspath(path))
+    root = table_root(path)
     if format is None:
-        if not os.path.exists(root):
+        local = paths.local_path(root)
+        if local is not None and not os.path.exists(local):
             raise TableNotFoundError(f"no table at {root!r}; give a format to create one")
         format = registry.identify_format(root)
     table = registry.open_format(root, {**(table_options or {}), "format": format})
     spark = spark or get_spark()
+    prepare(spark, root, table_options)  # a table on object storage: Spark reads it through S3A
     return table.write(spark, df, options or WriteOptions())

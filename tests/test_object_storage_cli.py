@@ -247,3 +247,75 @@ def test_cli_on_a_table_on_s3_as_a_new_user(
     after = json.loads(run("explain", lake.url, "--where", lake.point, "--json").stdout)
     assert 1 <= after["locations_selected"] <= lake.most, after
     assert os.listdir(work) == []  # nothing written to the working folder
+
+
+@pytest.mark.long
+@pytest.mark.spark
+@pytest.mark.parametrize("fmt", ["delta", "hudi"])
+def test_write_creates_and_upserts_a_table_on_s3(
+    spark: Any, s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fmt: str
+) -> None:
+    """``lakesieve write`` to an ``s3://`` URL: the table is on the server, read back by its own reader."""
+    import pyarrow.parquet as pq
+
+    if not S3A_JARS:
+        pytest.skip(NO_CONNECTOR)
+    for key, value in s3.options.items():
+        monkeypatch.setenv(key, value)
+    work = tmp_path / "cwd"
+    work.mkdir()
+    first, second = tmp_path / "first.parquet", tmp_path / "second.parquet"
+    pq.write_table(pa.table({"id": list(range(50)), "s": [f"v{i}" for i in range(50)]}), first)
+    pq.write_table(pa.table({"id": [3, 70], "s": ["changed", "new"]}), second)
+    url = s3.url(f"written/{fmt}")
+    env = child_spark_env({**os.environ, **s3.options})
+
+    def write(source: Path, *extra: str) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "lakesieve.cli", "write", url, "--from", str(source), *extra],
+            env=env,
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, done.stderr
+        assert url in done.stdout, done.stdout
+
+    write(first, "--format", fmt, "--record-key", "id", "--mode", "insert")
+    write(second)  # an upsert by the key the table keeps
+    if fmt == "delta":
+        import deltalake
+
+        rows = deltalake.DeltaTable(url, storage_options=s3.options).to_pyarrow_table()
+    else:
+        rows = hudi_rs_rows(url)
+    got = sorted(zip(rows["id"].to_pylist(), rows["s"].to_pylist(), strict=True))
+    want = sorted({**{i: f"v{i}" for i in range(50)}, 3: "changed", 70: "new"}.items())
+    assert got == want
+    assert os.listdir(work) == []  # nothing written to the working folder
+
+
+def test_write_refuses_an_iceberg_table_on_s3_in_one_line(s3: S3Server, tmp_path: Path) -> None:
+    """No SQLite catalog on an object store: refused before Spark starts, nothing written."""
+    import pyarrow.parquet as pq
+
+    source = tmp_path / "rows.parquet"
+    pq.write_table(pa.table({"id": [1, 2]}), source)
+    url = s3.url("written/iceberg")
+    args = ["write", url, "--from", str(source), "--format", "iceberg", "--record-key", "id"]
+    done = subprocess.run(
+        [sys.executable, "-m", "lakesieve.cli", *args],
+        env={**os.environ, **s3.options},
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.startswith("lakesieve: error")]
+    assert len(lines) == 1 and "Iceberg" in lines[0] and url in lines[0], done.stderr
+    assert "Spark ready" not in done.stderr
+    listed = s3.client().list_objects_v2(Bucket=s3.bucket, Prefix="written/iceberg")
+    assert not listed.get("Contents"), listed
+    assert sorted(os.listdir(tmp_path)) == ["rows.parquet"]

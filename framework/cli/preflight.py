@@ -33,6 +33,7 @@ from lakesieve.errors import (
     TableNotFoundError,
     WriteError,
 )
+from lakesieve.files import paths
 from lakesieve.model import WriteOptions
 
 if TYPE_CHECKING:
@@ -58,8 +59,8 @@ def detected_format(path: str) -> str | None:
 
     Several claimants count as unknown (``None``): the caller's ``--format`` then decides.
     """
-    if not os.path.exists(path):
-        return None
+    if paths.local_path(path) is not None and not os.path.exists(path):
+        return None  # an object store is asked: a URL has no cheaper check
     try:
         return registry.open_format(path).name
     except (TableNotFoundError, AmbiguousFormatError):
@@ -193,10 +194,14 @@ def check_write(args: argparse.Namespace) -> None:
     """
     if not os.path.exists(args.source):
         raise LakesieveError(f"--from {args.source!r} does not exist")
-    root = os.path.abspath(args.table)
+    from lakesieve.table import table_root
+
+    root = table_root(args.table)  # an object-store URL is kept as given
     found = check_format_clash(root, args.format, writing=True)
     if found is None and args.format is None:
-        why = "the path does not exist" if not os.path.exists(root) else "no table format found"
+        why = "no table format found"
+        if paths.local_path(root) is not None and not os.path.exists(root):
+            why = "the path does not exist"
         raise TableNotFoundError(
             f"no table at {root} ({why}); give --format hudi|delta|iceberg to create one"
         )
@@ -235,7 +240,6 @@ def _check_with_format(
 
 def _open(args: argparse.Namespace) -> Any:
     from lakesieve.cli.support import open_args
-    from lakesieve.files import paths
     from lakesieve.table import table_root
 
     root = table_root(args.table)

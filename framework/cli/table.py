@@ -20,7 +20,7 @@ def cmd_write(args: argparse.Namespace) -> int:
     step lines go to stderr, the commit (one line, or JSON with ``--json``) to stdout.
     """
     from lakesieve.cli.preflight import source_rows, write_options
-    from lakesieve.table import write
+    from lakesieve.table import table_root, write
 
     if args.file_groups is not None and args.file_groups < 1:
         raise OptionError(f"--file-groups must be at least 1, got {args.file_groups}")
@@ -40,7 +40,7 @@ def cmd_write(args: argparse.Namespace) -> int:
     if args.json:
         print_json(
             {
-                "table": os.path.abspath(args.table),
+                "table": table_root(args.table),
                 "instant": inst.id,
                 "action": inst.action,
                 "mode": args.mode,

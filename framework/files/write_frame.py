@@ -32,6 +32,22 @@ MODES = {
 }
 
 
+def refuse_object_storage(table_path: str, format_name: str, why: str) -> None:
+    """Refuse a write to ``table_path`` on object storage where the format's writer needs a disk.
+
+    Raises:
+        WriteError: ``table_path`` is an object-store URL (``s3://``...); ``why`` says what is missing.
+    """
+    from lakesieve.files import paths
+
+    if paths.local_path(table_path) is None:
+        raise WriteError(
+            f"cannot write {format_name} table {table_path}: lakesieve does not yet write "
+            f"{format_name} tables on object storage ({why}); write it with the format's own "
+            "writer, then index it with lakesieve"
+        )
+
+
 def normalise_mode(mode: str, table_path: str, format_name: str) -> str:
     """What a write mode does: ``append``, ``overwrite``, ``delete`` or ``upsert``.
 
