@@ -111,27 +111,30 @@ class IcebergFormat(TableFormatBase):
 
     def write(self, spark: SparkSession, df: DataFrame, options: WriteOptions) -> Instant:
         """Write ``df`` as one Iceberg snapshot; see :mod:`.write` for modes and limits."""
-        from lakesieve.files.write_frame import refuse_object_storage
         from lakesieve.plugins.iceberg.write import write_table
 
-        refuse_object_storage(
-            self.path,
-            "Iceberg",
-            "with no catalog, lakesieve commits an Iceberg table through a SQLite file beside it",
-        )
+        self._refuse_object_storage(options)
         return write_table(spark, self.ref, df, options)
 
     def check_write(self, schema: pa.Schema | None, options: WriteOptions) -> None:
         """Refuse before Spark starts what :meth:`write` would refuse; see :mod:`.write_check`."""
-        from lakesieve.files.write_frame import refuse_object_storage
         from lakesieve.plugins.iceberg.write_check import check_write
 
-        refuse_object_storage(
-            self.path,
-            "Iceberg",
-            "with no catalog, lakesieve commits an Iceberg table through a SQLite file beside it",
-        )
+        self._refuse_object_storage(options)
         check_write(self.ref, schema, options)
+
+    def _refuse_object_storage(self, options: WriteOptions) -> None:
+        """A table on object storage is written only through a configured catalog."""
+        from lakesieve.files.write_frame import refuse_object_storage
+        from lakesieve.plugins.iceberg.catalog import catalog_options
+
+        if not catalog_options(self.ref.options, options.extra)[0]:
+            refuse_object_storage(
+                self.path,
+                "Iceberg",
+                "with no catalog configured, lakesieve commits through a SQLite file beside the "
+                "table; configure one with 'catalog.*' and 'table' options",
+            )
 
     def index_root(self) -> str | None:
         """``<parent>/.lakesieve/indexes/<table folder>``: outside the reach of orphan-file removal."""
