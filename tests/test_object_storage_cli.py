@@ -319,3 +319,47 @@ def test_write_refuses_an_iceberg_table_on_s3_in_one_line(s3: S3Server, tmp_path
     listed = s3.client().list_objects_v2(Bucket=s3.bucket, Prefix="written/iceberg")
     assert not listed.get("Contents"), listed
     assert sorted(os.listdir(tmp_path)) == ["rows.parquet"]
+
+
+@pytest.mark.long
+@pytest.mark.spark
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_cli_explain_selects_one_of_sixteen_file_groups_of_an_uploaded_hudi_table(
+    spark: Any, s3: S3Server, tmp_path: Path
+) -> None:
+    """A Hudi table of 16 file groups uploaded with boto3: a point selects at most 2 of 16."""
+    from .tables import make_rows, write_rows
+
+    if not S3A_JARS:
+        pytest.skip(NO_CONNECTOR)
+    local = tmp_path / "events"
+    write_rows(spark, local, make_rows(range(1600), 3), mode="bulk_insert", file_groups=16)
+    prefix = "hudi/sixteen"
+    client = s3.client()
+    for f in sorted(p for p in local.rglob("*") if p.is_file()):
+        client.upload_file(str(f), s3.bucket, f"{prefix}/{f.relative_to(local).as_posix()}")
+    url = s3.url(prefix)
+    work = tmp_path / "cwd"
+    work.mkdir()
+    env = child_spark_env({**os.environ, **s3.options})
+
+    def run(*args: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "lakesieve.cli", *args],
+            env=env,
+            cwd=work,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 0, (args, done.stderr)
+        return done.stdout
+
+    run("index", "build", url, "--column", "k", "--type", "sieve")
+    plan = json.loads(run("explain", url, "--where", "k = 170", "--json"))
+    assert plan["locations_total"] == 16 and 1 <= plan["locations_selected"] <= 2, plan
+    out = run("query", url, "--where", "k = 170", "--engine", "arrow")
+    got = sorted((r["id"], r["s"]) for r in (json.loads(x) for x in out.splitlines() if x.strip()))
+    native = spark_where(spark, hudi_rs_rows(local), "k = 170").select("id", "s").collect()
+    assert got == sorted(tuple(r) for r in native) and got
+    assert os.listdir(work) == []
