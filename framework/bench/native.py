@@ -125,12 +125,6 @@ def footer_bounds(paths: list[str], columns: list[str]) -> dict[str, list[tuple[
     return out
 
 
-def footer_bucket(path: str, column: str) -> int | None:
-    """The value of ``column`` in a data file that holds one value of it (``None`` otherwise)."""
-    b = footer_bounds([path], [column])[column][0]
-    return b[0] if b is not None and b[0] == b[1] else None
-
-
 def _hudi(path: str, columns: list[str]) -> NativeStats:
     from hudi import HudiReadOptions, HudiTableBuilder
 

@@ -45,7 +45,9 @@ class ExactIndexType(IndexTypeBase):
         """Build the index with Spark from ``(key, location)`` rows."""
         from lakesieve.indexes.exact.build import build_spark
 
-        return build_spark(spark, relation, key_type, params or {}, rows_hint, locations)
+        return build_spark(
+            spark, relation, key_type, params or {}, rows_hint=rows_hint, locations=locations
+        )
 
     def load(self, built: BuiltIndex) -> Any:
         """Decode stored files into an :class:`~lakesieve.indexes.exact.partitioned.PartitionedExactIndex`."""

@@ -85,11 +85,6 @@ def read_schema(ref: TableRef, instant: str | None) -> ReadSchema:
     return out
 
 
-def schema_of(ref: TableRef, instant: str | None) -> pa.Schema:
-    """The Arrow schema of the table at ``instant``."""
-    return read_schema(ref, instant).arrow
-
-
 def _plain_array(array: pa.Array | pa.ChunkedArray) -> pa.Array | pa.ChunkedArray:
     """``array`` with an extension type (``arrow.uuid``...) replaced by its storage."""
     if isinstance(array, pa.ChunkedArray):

@@ -9,7 +9,7 @@ rolled back like a failed write.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import NoReturn
 
@@ -139,8 +139,3 @@ def collect_batches(batches: Iterator[pa.RecordBatch]) -> pa.Table | None:
     """All non-empty batches of a task as one table (``None`` when there are none)."""
     kept = [b for b in batches if b.num_rows]
     return pa.Table.from_batches(kept) if kept else None
-
-
-def spark_paths(storage: TableStorage, rels: Sequence[str]) -> list[str]:
-    """Spark URIs of table-relative paths."""
-    return [storage.spark_path(r) for r in rels]

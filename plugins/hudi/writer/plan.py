@@ -60,11 +60,6 @@ _ASSIGN_TIDS = "_lakesieve_w_atids"
 _MASK32 = 0xFFFFFFFF
 
 
-def bucket_file_id(bucket: int) -> str:
-    """The fixed file group id of bucket number ``bucket``."""
-    return f"{bucket:08d}-0000-0000-0000-000000000000-0"
-
-
 def new_file_id() -> str:
     """A fresh file group id (``<uuid>-0``, as Hudi names them)."""
     return f"{uuid.uuid4()}-0"

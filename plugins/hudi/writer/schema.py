@@ -13,7 +13,6 @@ Arrow types: :func:`arrow_schema` is that mapping.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
 
@@ -135,11 +134,6 @@ def avro_schema(struct: T.StructType, table_name: str) -> dict[str, Any]:
     """The Avro schema (as a dict) Hudi records for a table of Spark schema ``struct``."""
     name, namespace = record_names(table_name)
     return _avro_record(struct, name, namespace, "", top_level=True)
-
-
-def avro_schema_json(struct: T.StructType, table_name: str) -> str:
-    """:func:`avro_schema` as the compact JSON string Hudi stores."""
-    return json.dumps(avro_schema(struct, table_name), separators=(",", ":"))
 
 
 def _arrow_type(dtype: T.DataType) -> pa.DataType:

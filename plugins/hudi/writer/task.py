@@ -342,10 +342,6 @@ class FileGroupWriter:
         plan.storage.write_bytes(rel, encode_block(CDC_DATA_BLOCK, header, content))
         return rel, plan.storage.size(rel)
 
-    def read_old(self, base_file: str) -> pa.Table:
-        """The rows of a stored base file, in the plan's file schema."""
-        return self._read_old(base_file)
-
     def _write_file(self, partition_path: str, file_name: str, table: pa.Table, merge: bool) -> int:
         plan = self.plan
         storage = plan.storage
