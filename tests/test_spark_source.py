@@ -160,6 +160,45 @@ def test_a_table_kept_by_the_planner_sees_new_commits_and_index_states(
     assert sorted_rows(spark.sql(query)) == expected_rows(spark, str(path), where)
 
 
+def test_repeated_scans_plan_once_and_a_commit_plans_again(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An answer is kept per (table, instant, index log version, filters, columns)."""
+    from lakesieve.spark_source.planner import ScanPlanner
+    from lakesieve.table import Table
+
+    path = tmp_path / "cached"
+    write_rows(spark, path, make_rows(range(0, 400), 1), mode="bulk_insert", file_groups=4)
+    lakesieve.open(path).build_index("k", type="sieve", spark=spark)
+    planned: list[Any] = []
+    real = Table.plan
+
+    def counted(self: Table, *args: Any, **kwargs: Any) -> Any:
+        planned.append(args)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Table, "plan", counted)
+    planner = ScanPlanner(spark)
+    column = {"name": "k", "type": "long", "nullable": True, "metadata": {}}
+
+    def request(where: list[Any]) -> str:
+        schema = {"type": "struct", "fields": [column]}
+        return json.dumps({"options": {"path": str(path)}, "filters": where, "schema": schema})
+
+    sixty = request([_cmp("k", "=", "int", "60")])
+    first = planner.plan(sixty)
+    assert first.error() is None and first.files() is not None
+    assert planner.plan(sixty).files() == first.files() and len(planned) == 1
+    other = planner.plan(request([_cmp("k", "=", "int", "61")]))
+    assert other.files() is not None and len(planned) == 2  # other filters: planned anew
+    write_rows(spark, path, make_rows(range(400, 420), 2), mode="upsert")
+    assert planner.plan(sixty).files() is not None and len(planned) == 3  # a table commit
+    lakesieve.open(path).refresh(spark=spark)
+    after = planner.plan(sixty)
+    assert len(planned) == 4 and "stale" not in after.description()  # an index commit
+    assert planner.plan(sixty).description() == after.description() and len(planned) == 4
+
+
 def test_unreadable_index_costs_a_full_scan_not_rows(
     spark: Any, tables: dict[str, str], tmp_path: Path
 ) -> None:
@@ -203,6 +242,38 @@ def test_copy_on_write_scan_is_sparks_parquet_scan_with_the_selection(
     spark.sql(f"CREATE OR REPLACE TEMPORARY VIEW sql_plan USING lakesieve OPTIONS (path '{path}')")
     formatted = spark.sql("EXPLAIN FORMATTED SELECT id FROM sql_plan WHERE k = 60").first()[0]
     assert f"selected {selected} of {total} locations" in formatted
+
+
+def test_a_plain_scan_plans_without_listing_files_or_a_spark_job(
+    spark: Any, tables: dict[str, str]
+) -> None:
+    """The planner hands the selected files and sizes to the JVM: Spark lists nothing.
+
+    With the parallel listing threshold at 1, Spark lists more than one path
+    with a Spark job (the plain read below proves the detector sees it).
+    """
+    path = tables["cow"]
+    table = lakesieve.open(path)
+    files = [f"{path}/{u.base_file}" for u in table.snapshot().units]
+    tracker = spark.sparkContext.statusTracker()
+    key = "spark.sql.sources.parallelPartitionDiscovery.threshold"
+    before = spark.conf.get(key)
+    spark.conf.set(key, "1")
+    try:
+        jobs = set(tracker.getJobIdsForGroup())
+        spark.read.parquet(*files).where("k >= 0")._jdf.queryExecution().executedPlan()
+        assert set(tracker.getJobIdsForGroup()) != jobs  # a listing job: the detector works
+        relation = spark.read.format("lakesieve").load(path)
+        for where in ("k >= 0", "k = 60", "k > 100000"):
+            jobs = set(tracker.getJobIdsForGroup())
+            plan = _plan(relation.where(where))
+            assert set(tracker.getJobIdsForGroup()) == jobs, where
+            assert "ParquetScan" in plan and "merged read" not in plan
+            selected = len(table.plan(where).units)
+            assert f"selected {selected} of {len(files)} locations" in plan
+            assert relation.where(where).count() == len(expected_rows(spark, path, where))
+    finally:
+        spark.conf.set(key, before)
 
 
 def test_merge_on_read_scan_merges_log_files_and_shows_the_selection(

@@ -27,6 +27,7 @@ import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from lakesieve.errors import LakesieveError, OptionError
+from lakesieve.spark_source.file_list import covers, files_answer, plain_files, spark_schema
 from lakesieve.spark_source.filters import filters_to_predicate, pushed_sql
 from lakesieve.spark_source.scan import (
     RETIRED_OPTIONS,
@@ -41,12 +42,15 @@ from lakesieve.spark_source.scan import (
 if TYPE_CHECKING:
     from lakesieve.table import Table
     from pyspark.sql import SparkSession
+    from pyspark.sql.types import StructType
 
 _JAVA_PLANNERS = "org.lakesieve.spark.Planners"
 _lock = threading.Lock()
 _registered: dict[int, ScanPlanner] = {}
 #: Schemas remembered per (options, table, instant); the oldest goes first.
 _SCHEMAS_KEPT = 64
+#: Scan answers (files read as they are) remembered; the oldest goes first.
+_ANSWERS_KEPT = 256
 #: Open tables kept per options, and for how long (seconds) one is reused.
 _TABLES_KEPT = 16
 _TABLE_SECONDS = 300.0
@@ -74,6 +78,8 @@ class ScanPlanner:
     def __init__(self, spark: SparkSession) -> None:
         self._spark = spark
         self._schemas: dict[tuple[str, str, str | None], str] = {}
+        self._data: dict[tuple[str, str, str | None], StructType | None] = {}
+        self._answers: dict[tuple[Any, ...], tuple[str, str]] = {}
         self._tables: dict[str, tuple[Table, threading.Lock, float]] = {}
 
     def _table(self, options: dict[str, str]) -> tuple[Table, threading.Lock]:
@@ -93,12 +99,28 @@ class ScanPlanner:
             self._tables[key] = (table, guard, now)
         return table, guard
 
+    def _data_schema(
+        self, table: Table, options: dict[str, str], instant: str | None, units: Any
+    ) -> StructType | None:
+        """The format's Spark schema of the table at ``instant`` (remembered); ``None``: it has none."""
+        key = (json.dumps(options, sort_keys=True), table.path, instant)
+        if key in self._data:
+            return self._data[key]
+        found = spark_schema(self._spark, table.view.fmt, instant, units)
+        with _lock:
+            if len(self._data) >= _SCHEMAS_KEPT:
+                self._data.pop(next(iter(self._data)))
+            self._data[key] = found
+        return found
+
     def schema(self, options_json: str) -> str:
         """The table's Spark schema for these options, as JSON (or ``{"error": ...}``).
 
         The schema is the one ``Table.read`` gives the snapshot (types as Spark
         reads the data files), remembered per options and instant: loading the
-        same table again costs a timeline read, not a new frame.
+        same table again costs a timeline read, not a new frame. A format that
+        answers ``spark_schema`` (:mod:`lakesieve.spark_source.file_list`) gives
+        it without a frame; for any other the snapshot's frame is built once.
         """
         try:
             options = json.loads(options_json)
@@ -112,12 +134,13 @@ class ScanPlanner:
             known = self._schemas.get(key)
             if known is None:
                 with guard:
-                    plan = table.plan(None, instant, "UTC")
-                    names = table.schema(instant).names
-                frame = frame_of_units(self._spark, table, plan, names)
-                fields = [
-                    {**f, "nullable": True} for f in json.loads(frame.schema.json())["fields"]
-                ]
+                    units = table.snapshot(instant).units if resolved else ()
+                    data = self._data_schema(table, options, instant, units)
+                    if data is None:
+                        plan = table.plan(None, instant, "UTC")
+                        names = table.schema(instant).names
+                        data = frame_of_units(self._spark, table, plan, names).schema
+                fields = [{**f, "nullable": True} for f in json.loads(data.json())["fields"]]
                 known = json.dumps({"schema": {"type": "struct", "fields": fields}})
                 with _lock:
                     if len(self._schemas) >= _SCHEMAS_KEPT:
@@ -128,7 +151,8 @@ class ScanPlanner:
             return json.dumps({"error": _message(exc, "read the table's schema")})
 
     def plan(self, request_json: str) -> Any:
-        """What one scan reads: a Java ``ScanAnswer`` with the frame and its description."""
+        """What one scan reads: a Java ``ScanAnswer`` with the files or a frame, and its description."""
+        from lakesieve.spark.object_storage import prepare
         from pyspark.sql.types import StructType
 
         answers = self._spark.sparkContext._jvm.org.lakesieve.spark.ScanAnswer  # type: ignore[union-attr]
@@ -140,15 +164,62 @@ class ScanPlanner:
             where = filters_to_predicate(request["filters"])
             wanted = StructType.fromJson(request["schema"])
             with guard:
+                key = self._answer_key(table, request)
+                known = self._answers.get(key) if key is not None else None
+                if known is not None:
+                    log.info(known[1])
+                    return answers.ofFiles(*known)
                 # filter values are typed (instants carry their zone): no session zone applies
-                plan = table.plan(where, option(options, "asOf"), "UTC")
-                frame = conform(frame_of_units(self._spark, table, plan, wanted.names), wanted)
+                plan = table.plan(where, key[1] if key else option(options, "asOf"), "UTC")
                 shown = pushed_sql(request["filters"], request.get("shown"))
                 description = describe_scan(plan, table, shown)
+                instant = plan.table_instant.id if plan.table_instant else None
+                files = plain_files(table.view.fmt, plan.units) if instant else None
+                data = None
+                if files is not None:
+                    data = self._data_schema(table, options, instant, plan.snapshot.units)
+                if files is not None and data is not None and covers(data, wanted):
+                    prepare(self._spark, table.path, table.ref.options)
+                    answer = (files_answer(files, data), description)
+                    if key is not None and key[1] == instant:
+                        self._remember(key, answer)
+                    log.info(description)
+                    return answers.ofFiles(*answer)
+                frame = conform(frame_of_units(self._spark, table, plan, wanted.names), wanted)
             log.info(description)
             return answers.of(frame._jdf, description)
         except Exception as exc:
             return answers.failure(_message(exc, "plan a scan"))
+
+    def _answer_key(self, table: Table, request: dict[str, Any]) -> tuple[Any, ...] | None:
+        """What a scan's answer depends on: the table, its instant, the index log version,
+        the pushed filters and the columns; ``None`` when the log cannot be read (no caching).
+
+        A commit to the table (a new instant) or to the index log (a new version) makes a
+        new key, so a cached answer is never older than what a fresh plan would read.
+        """
+        options = request["options"]
+        resolved = table.resolve_instant(option(options, "asOf"))
+        if resolved is None:
+            return None
+        try:
+            version = table.states.store.read_log(strict=False).version
+        except Exception:
+            return None
+        return (
+            json.dumps(options, sort_keys=True),
+            resolved.id,
+            version,
+            json.dumps(request["filters"], sort_keys=True),
+            json.dumps(request["schema"], sort_keys=True),
+            json.dumps(request.get("shown")),
+        )
+
+    def _remember(self, key: tuple[Any, ...], answer: tuple[str, str]) -> None:
+        with _lock:
+            if len(self._answers) >= _ANSWERS_KEPT:
+                self._answers.pop(next(iter(self._answers)))
+            self._answers[key] = answer
 
     class Java:
         """What py4j's callback server tells the JVM this object implements."""

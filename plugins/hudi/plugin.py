@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from lakesieve.model import ChangeImageFiles, Changes, Instant, ReadUnit, Snapshot, WriteOptions
     from pyspark.sql import DataFrame, SparkSession
-    from pyspark.sql.types import DataType
+    from pyspark.sql.types import DataType, StructType
 
 FORMAT = "hudi"
 
@@ -96,6 +96,35 @@ class HudiFormat(TableFormatBase):
 
         prepare(spark, self.path, self.ref.options)
         return read_units(spark, self.ref, units, instant, with_location, columns)
+
+    def parquet_files(self, units: Sequence[ReadUnit]) -> list[tuple[str, int] | None]:
+        """Per unit, the Parquet base file Spark's Parquet reader reads as it is, and its size.
+
+        ``None`` for a unit that needs merging (log files) or is not Parquet.
+        Such a file is read by column name in :meth:`spark_schema`'s types,
+        exactly as :meth:`read` reads it.
+        """
+        from lakesieve.plugins.hudi import storage
+        from lakesieve.plugins.hudi.unit_reader import is_parquet
+
+        out: list[tuple[str, int] | None] = []
+        for unit in units:
+            size = unit.extra.get("base_file_size")
+            if unit.log_files or not is_parquet(unit.base_file) or size is None:
+                out.append(None)
+            else:
+                out.append((storage.join(self.path, unit.base_file or ""), int(size)))
+        return out
+
+    def spark_schema(
+        self, spark: SparkSession, instant: str | None, units: Sequence[ReadUnit]
+    ) -> StructType:
+        """The Spark schema :meth:`read` gives ``units`` at ``instant`` (all columns, nullable)."""
+        from lakesieve.plugins.hudi import tables
+        from lakesieve.plugins.hudi.spark_read import sample_base_file, spark_schema
+
+        arrow_schema = tables.read_schema(tables.open_ref(self.ref))
+        return spark_schema(spark, self.path, arrow_schema, sample_base_file(units))
 
     def read_change_images(
         self,

@@ -62,6 +62,7 @@ def unit_of(
             "partition_path": fs.partition_path,
             "file_id": fs.file_id,
             "base_instant": fs.creation_instant_time,
+            **({"base_file_size": str(int(fs.base_file_size))} if base else {}),
         },
     )
 

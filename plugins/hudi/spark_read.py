@@ -64,7 +64,7 @@ def _base_instant(unit: ReadUnit) -> str:
     return name.rsplit("_", 1)[-1].split(".", 1)[0]
 
 
-def _sample_base_file(units: Sequence[ReadUnit]) -> str | None:
+def sample_base_file(units: Sequence[ReadUnit]) -> str | None:
     """The newest Parquet base file among ``units``: its footer carries the latest schema."""
     with_base = [u for u in units if is_parquet(u.base_file)]
     return max(with_base, key=_base_instant).base_file if with_base else None
@@ -237,7 +237,7 @@ def read_units(
     as_of = chosen.timestamp if chosen is not None else None
     arrow_schema = project(tables.read_schema(ht), columns)
 
-    sample = _sample_base_file(units)
+    sample = sample_base_file(units)
     if sample is None and not units and as_of is not None:
         slices = ht.get_file_slices(tables.as_of(as_of))
         names = [s.base_file_relative_path() for s in slices if is_parquet(s.base_file_name or "")]

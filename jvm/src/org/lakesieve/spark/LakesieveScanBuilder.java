@@ -61,6 +61,9 @@ final class LakesieveScanBuilder implements SupportsPushDownFilters, SupportsPus
     if (answer.error() != null) {
       throw new IllegalArgumentException(answer.error());
     }
+    if (answer.files() != null) {
+      return FileListScan.of(answer.files(), required, pushed, answer.description());
+    }
     return Scans.of(answer.frame(), required, schema, pushed, answer.description());
   }
 }

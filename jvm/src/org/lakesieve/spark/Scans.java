@@ -126,7 +126,7 @@ final class Scans {
    * Filters Parquet's row-group statistics may skip on: none on floating-point columns, whose
    * statistics disagree with Spark SQL on NaN and -0.0.
    */
-  private static Filter[] trusted(Filter[] filters, StructType data) {
+  static Filter[] trusted(Filter[] filters, StructType data) {
     List<Filter> out = new ArrayList<>();
     for (Filter f : filters) {
       boolean ok = true;
@@ -152,7 +152,7 @@ final class Scans {
     return null;
   }
 
-  private static boolean sameColumns(StructType got, StructType want) {
+  static boolean sameColumns(StructType got, StructType want) {
     if (got.fields().length != want.fields().length) {
       return false;
     }
