@@ -18,9 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from lakesieve.contract.hookspecs import hookimpl
-from lakesieve.errors import LakesieveError
+from lakesieve.errors import LakesieveError, LakesieveWarning
 from lakesieve.model import WriteOptions
-from lakesieve.query.planner import LakesieveWarning
 from lakesieve.spark.session import get_spark, on_session_conf, on_session_start
 from lakesieve.table import Plan, Table, open, write
 

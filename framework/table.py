@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from lakesieve.contract import registry
 from lakesieve.contract.protocols import TableFormat
-from lakesieve.errors import TableNotFoundError
+from lakesieve.errors import LakesieveWarning, TableNotFoundError
 from lakesieve.expressions import bind, to_sql
 from lakesieve.expressions.time_zone import session_time_zone
 from lakesieve.files import paths
@@ -37,7 +37,7 @@ from lakesieve.maintenance.repair import refresh_broken
 from lakesieve.maintenance.vacuum import VacuumResult, vacuum
 from lakesieve.model import Instant, Snapshot, TableRef, WriteOptions
 from lakesieve.query.arrow_read import read_plan_arrow
-from lakesieve.query.planner import LakesieveWarning, LoadedIndex, evaluate
+from lakesieve.query.planner import LoadedIndex, evaluate
 from lakesieve.query.query_plan import Plan, elapsed_ms, explain_plan
 from lakesieve.query.table_view import TableView
 from lakesieve.spark.object_storage import prepare, storage_of
@@ -373,19 +373,23 @@ class Table:
         """
         if refresh if refresh is not None else self.auto_refresh:
             spark = spark or get_spark()
-            try:
-                self.refresh(spark=spark)
-            except Exception as exc:
-                warnings.warn(
-                    f"indexes of table {self.path} could not catch up ({exc}); using them as they are",
-                    LakesieveWarning,
-                    stacklevel=2,
-                )
+            self._catch_up(spark)
         # literals are read as the session that runs the read reads them (without
         # one, the zone of the session get_spark would return: a bad predicate
         # still fails before Spark starts)
         plan = self.plan(where, as_of, time_zone_of(spark))
         return self.read_plan(plan, spark)
+
+    def _catch_up(self, spark: SparkSession) -> None:
+        """Refresh before a read; on failure go on with the indexes as they are (exact), warning."""
+        try:
+            self.refresh(spark=spark)
+        except Exception as exc:
+            warnings.warn(
+                f"indexes of table {self.path} could not catch up ({exc}); using them as they are",
+                LakesieveWarning,
+                stacklevel=3,  # the caller of read or read_arrow
+            )
 
     def read_plan(self, plan: Plan, spark: SparkSession | None = None) -> DataFrame:
         """Read the units of a plan and apply its predicate."""
@@ -415,14 +419,7 @@ class Table:
         locations exceed that size. See :mod:`lakesieve.query.arrow_read`.
         """
         if refresh if refresh is not None else self.auto_refresh:
-            try:
-                self.refresh(spark=spark or get_spark())
-            except Exception as exc:
-                warnings.warn(
-                    f"indexes of table {self.path} could not catch up ({exc}); using them as they are",
-                    LakesieveWarning,
-                    stacklevel=2,
-                )
+            self._catch_up(spark or get_spark())
         plan = self.plan(where, as_of, time_zone_of(spark))
         return self.read_plan_arrow(plan, columns=columns, max_bytes=max_bytes)
 

@@ -17,9 +17,8 @@ from typing import Any
 import lakesieve
 import pyarrow as pa
 import pytest
-from lakesieve.errors import LakesieveError
+from lakesieve.errors import LakesieveError, LakesieveWarning
 from lakesieve.expressions import sql_literal
-from lakesieve.query.planner import LakesieveWarning
 
 from .conftest import fixture_zips, unzip_fixture
 from .tables import hudi_rs_rows, rows_by_location, spark_where, true_locations

@@ -21,7 +21,7 @@ import lakesieve
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lakesieve.query.planner import LakesieveWarning
+from lakesieve.errors import LakesieveWarning
 
 from .tables import (
     WORDS,

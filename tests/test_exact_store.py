@@ -14,11 +14,11 @@ from typing import Any
 
 import lakesieve
 import pytest
+from lakesieve.errors import LakesieveWarning
 from lakesieve.indexes.exact import build as exact_build
 from lakesieve.indexes.exact import partitions
 from lakesieve.indexes.exact.partitioned import PartitionedExactIndex
 from lakesieve.maintenance.index_build import build_state
-from lakesieve.query.planner import LakesieveWarning
 from lakesieve.spark.session import get_spark
 
 from tests.tables import make_rows, rows_by_location, true_locations, write_rows

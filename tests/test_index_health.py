@@ -19,8 +19,8 @@ from typing import Any
 import lakesieve
 import pytest
 from lakesieve.cli import main
+from lakesieve.errors import LakesieveWarning
 from lakesieve.maintenance.index_health import CHECKSUMS, CORRUPT_FILE, SIZES, index_health
-from lakesieve.query.planner import LakesieveWarning
 
 from tests.tables import CHAINS, expected_from, make_rows, rows_by_location, sorted_rows, write_rows
 

@@ -45,8 +45,8 @@ import lakesieve
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
+from lakesieve.errors import LakesieveWarning
 from lakesieve.maintenance.repair import check_store, repair
-from lakesieve.query.planner import LakesieveWarning
 from lakesieve.store import IndexStore
 from lakesieve.store.index_log import LogSnapshot
 from lakesieve.store.log_swap import DAMAGED_PREFIX

@@ -118,7 +118,7 @@ def test_and_intersects_or_unites() -> None:
 
 def test_failing_index_degrades_to_all_with_a_warning() -> None:
     import pytest
-    from lakesieve.query.planner import LakesieveWarning
+    from lakesieve.errors import LakesieveWarning
 
     by_column = {"a": [_loaded(BrokenIndex())]}
     with pytest.warns(LakesieveWarning, match="failed"):

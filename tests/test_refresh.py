@@ -16,10 +16,9 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from lakesieve.errors import LakesieveError
+from lakesieve.errors import LakesieveError, LakesieveWarning
 from lakesieve.maintenance import refresh as refresh_mod
 from lakesieve.maintenance.refresh import RefreshPolicy
-from lakesieve.query.planner import LakesieveWarning
 from lakesieve.table import Table
 from lakesieve.table import open as open_table
 

@@ -233,6 +233,7 @@ def test_unreadable_change_data_falls_back_to_whole_reads(
     spark: Any, tmp_path: Path, damage: str
 ) -> None:
     """A lost file, or one holding fewer records than its commit wrote, never shrinks a delta."""
+    from lakesieve.errors import LakesieveWarning
     from lakesieve.plugins.hudi.cdc import block_content, encode_records
     from lakesieve.plugins.hudi.writer.log_block import (
         INSTANT_TIME,
@@ -240,7 +241,6 @@ def test_unreadable_change_data_falls_back_to_whole_reads(
         encode_block,
         iter_blocks,
     )
-    from lakesieve.query.planner import LakesieveWarning
 
     path = tmp_path / "t"
     _write(spark, path, "bulk_insert", rows_with_random_k(list(range(0, 120)), 1), **CDC)
@@ -304,7 +304,7 @@ def test_typed_and_partition_columns(spark: Any, tmp_path: Path) -> None:
     """Strings, dates and doubles come from change data; a partition column is read as before."""
     import warnings
 
-    from lakesieve.query.planner import LakesieveWarning
+    from lakesieve.errors import LakesieveWarning
 
     path = tmp_path / "t"
     options = WriteOptions(

@@ -19,11 +19,11 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from lakesieve.errors import LakesieveWarning
 from lakesieve.keys.location_renames import renamed_locations
 from lakesieve.maintenance.refresh import RefreshPolicy
 from lakesieve.maintenance.refresh_pairs import pair_rewrites
 from lakesieve.model import WriteOptions
-from lakesieve.query.planner import LakesieveWarning
 from lakesieve.table import Table, write
 from lakesieve.table import open as open_table
 

@@ -233,8 +233,8 @@ def test_unreadable_stamps_fall_back_to_whole_reads(
     spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A failure of the narrow read degrades to reading the locations whole, with a warning."""
+    from lakesieve.errors import LakesieveWarning
     from lakesieve.maintenance import refresh_plan
-    from lakesieve.query.planner import LakesieveWarning
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("write times unreadable")

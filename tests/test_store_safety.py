@@ -16,8 +16,7 @@ import lakesieve
 import pyarrow.compute as pc
 import pytest
 from lakesieve.cli import main
-from lakesieve.errors import IndexCorruptError
-from lakesieve.query.planner import LakesieveWarning
+from lakesieve.errors import IndexCorruptError, LakesieveWarning
 from lakesieve.spark.session import get_spark
 from lakesieve.store.index_log import commit_checksum
 

@@ -403,6 +403,35 @@ def main(argv: Sequence[str] | None = None) -> int:
     elif rest:  # the sub-command's usage, and the flag a mistyped one meant
         chosen = chosen_parser(parser, args)
         chosen.error(unrecognized_message(chosen, rest))
+    from lakesieve.cli import interrupt
+    from lakesieve.spark.session import on_session_start
+
+    interrupt.install()
+    on_session_start(interrupt.install)  # PySpark sets its own handler when a session starts
+    try:
+        return _run(args)
+    except BaseException as exc:
+        if isinstance(exc, SystemExit) or not (
+            isinstance(exc, KeyboardInterrupt) or interrupt.interrupted()
+        ):
+            raise
+        # whatever the interrupt became on its way up (a py4j error: the JVM got it too)
+        print(f"lakesieve: {interrupted_line(args)}", file=sys.stderr)
+        return 130
+
+
+def interrupted_line(args: argparse.Namespace) -> str:
+    """What Ctrl-C left behind, in one line: a commit is written last, so no half of one shows."""
+    label = command_label(args)
+    if label in ("write", "index build"):
+        return f"{label} interrupted; nothing was committed"
+    return f"{label} interrupted; each index is as its last finished commit left it"
+
+
+def _run(args: argparse.Namespace) -> int:
+    """Check ``args``, then run the command; a bad input is one line on stderr and exit 2."""
+    from lakesieve.cli import interrupt
+
     try:
         from lakesieve.cli.checks import validate_args
         from lakesieve.cli.preflight import preflight
@@ -416,19 +445,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 with heartbeat(command_label(args)):  # a line every 10 s where no bar is drawn
                     code = int(args.func(args) or 0)
             finally:
-                for w in caught:
-                    print(f"lakesieve: warning: {w.message}", file=sys.stderr)
+                if not interrupt.interrupted():
+                    for w in caught:
+                        print(f"lakesieve: warning: {w.message}", file=sys.stderr)
         return code
     except LakesieveError as exc:
+        if interrupt.interrupted():
+            raise
         message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         message = cli_wording(message)
         print(f"lakesieve: error: {message}", file=sys.stderr)
         return EXIT_USAGE
     except OSError as exc:  # a write the file system refused outside the index store
         refused = refused_write(exc)
-        if refused is None:
+        if refused is None or interrupt.interrupted():
             raise
         print(f"lakesieve: error: {refused}", file=sys.stderr)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        return 130

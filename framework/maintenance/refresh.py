@@ -62,7 +62,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
-from lakesieve.errors import CommitConflictError, LakesieveError
+from lakesieve.errors import CommitConflictError, LakesieveError, LakesieveWarning
 from lakesieve.files.arrow_frame import frame_of
 from lakesieve.files.ipc_files import ipc_size
 from lakesieve.keys.key_order import KeyOrder
@@ -80,7 +80,6 @@ from lakesieve.maintenance.refresh_plan import (
 from lakesieve.maintenance.vacuum import vacuum
 from lakesieve.model import BuiltIndex, Instant
 from lakesieve.query.overlay import DELTA_COLUMNS, DELTA_FILE, RENAMES_FILE, renames_table
-from lakesieve.query.planner import LakesieveWarning
 from lakesieve.spark.session import SessionOnDemand
 from lakesieve.store.index_log import IndexDefinition, IndexState, LogSnapshot, add_state_action
 from lakesieve.store.index_state import TableIndexes

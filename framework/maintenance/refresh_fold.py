@@ -28,7 +28,7 @@ import pyarrow as pa
 from lakesieve.contract import registry
 from lakesieve.contract.format_read import read_columns
 from lakesieve.contract.protocols import FoldsOnDriver, RebuildsLocations, RenamesLocations
-from lakesieve.errors import LakesieveError
+from lakesieve.errors import LakesieveError, LakesieveWarning
 from lakesieve.files.arrow_frame import frame_of
 from lakesieve.keys.key_order import KeyOrder
 from lakesieve.maintenance.index_build import build_state
@@ -41,7 +41,6 @@ from lakesieve.query.overlay import (
     follow_chain,
     renames_of,
 )
-from lakesieve.query.planner import LakesieveWarning
 from lakesieve.store.index_log import IndexDefinition, IndexState
 from lakesieve.store.index_state import TableIndexes
 

@@ -78,10 +78,10 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 from lakesieve.contract.format_read import read_columns
 from lakesieve.contract.protocols import ReadsChangeImages
+from lakesieve.errors import LakesieveWarning
 from lakesieve.files.arrow_frame import frame_of
 from lakesieve.maintenance.refresh_stamped import COLLECT_ROWS, stamped_delta, sums_by_equality
 from lakesieve.model import LOCATION_COLUMN, ChangeImageFiles, Changes, Instant, ReadUnit, Snapshot
-from lakesieve.query.planner import LakesieveWarning
 from lakesieve.store.index_state import TableIndexes
 from lakesieve.store.seen_locations import after_change, hashes
 

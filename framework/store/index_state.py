@@ -21,10 +21,10 @@ import warnings
 from typing import Any, Protocol
 
 from lakesieve.contract import registry
-from lakesieve.errors import IndexCorruptError, IndexNotFoundError
+from lakesieve.errors import IndexCorruptError, IndexNotFoundError, LakesieveWarning
 from lakesieve.model import BuiltIndex, Instant, Snapshot, TableRef
 from lakesieve.query.overlay import DELTA_FILE, RENAMES_FILE, DeltaOverlay, renames_of
-from lakesieve.query.planner import LakesieveWarning, LoadedIndex
+from lakesieve.query.planner import LoadedIndex
 from lakesieve.query.table_view import TableView
 from lakesieve.store import IndexStore
 from lakesieve.store.index_log import IndexDefinition, IndexState
