@@ -166,8 +166,7 @@ def run_demo(
 def _run(root: Path, scale: float, seed: int) -> int:
     """The demo's four steps; returns the number of queries whose two reads disagree."""
     from lakesieve.bench.tpch import generate_lineitem, write_interleaved_hudi
-    from lakesieve.cli.support import PROGRESS
-    from lakesieve.spark.session import get_spark
+    from lakesieve.spark.session import PROGRESS, get_spark
     from lakesieve.table import open as open_table
 
     t0 = time.perf_counter()

@@ -7,8 +7,9 @@ import sys
 import time
 from typing import Any
 
-from lakesieve.cli.support import PROGRESS, open_args, parse_kv, print_json
+from lakesieve.cli.support import open_args, parse_kv, print_json
 from lakesieve.errors import OptionError
+from lakesieve.spark.session import PROGRESS
 
 
 def cmd_index(args: argparse.Namespace) -> int:

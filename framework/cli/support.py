@@ -13,7 +13,6 @@ from typing import Any
 from lakesieve.errors import OptionError
 
 #: Spark settings for long commands: show stage progress on stderr.
-PROGRESS = {"spark.ui.showConsoleProgress": "true"}
 
 
 def parse_csv(value: str | None) -> tuple[str, ...]:

@@ -9,8 +9,9 @@ import sys
 import time
 from typing import Any
 
-from lakesieve.cli.support import PROGRESS, Steps, open_args, print_json
+from lakesieve.cli.support import Steps, open_args, print_json
 from lakesieve.errors import OptionError
+from lakesieve.spark.session import PROGRESS
 
 
 def cmd_write(args: argparse.Namespace) -> int:

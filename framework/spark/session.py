@@ -147,6 +147,8 @@ def worker_python(settings: Mapping[str, str], environ: Mapping[str, str] | None
 
 
 PROGRESS_KEY = "spark.ui.showConsoleProgress"
+#: the setting a command line asks for: Spark's console progress bar, where stderr is a terminal
+PROGRESS = {PROGRESS_KEY: "true"}
 
 
 def progress_setting(
