@@ -84,8 +84,9 @@ def test_a_kept_folder_is_named_with_how_to_remove_it(
 
 
 def _readme_keys() -> set[int]:
-    """Every ``l_orderkey`` literal the README compares with ``=`` or lists in ``IN (...)``."""
-    text = README.read_text(encoding="utf-8")
+    """Every ``l_orderkey`` literal the README and the guide compare with ``=`` or list in ``IN (...)``."""
+    pages = [README, *sorted((README.parent / "docs" / "guide").glob("*.md"))]
+    text = "\n".join(page.read_text(encoding="utf-8") for page in pages)
     keys = {int(k) for k in re.findall(r"l_orderkey\s*=\s*(\d+)", text)}
     for group in re.findall(r"l_orderkey\s+IN\s*\(([^)]*)\)", text):
         keys |= {int(k) for k in re.findall(r"\d+", group)}
