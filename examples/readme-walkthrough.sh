@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The README's "Use" block, in order, on TPC-H lineitem at a small scale, then the demo.
+# The command-line guide's block (docs/guide/cli.md), in order, on TPC-H lineitem at a small scale, then the demo.
 # Run from a checkout after the README's install command:
 #   examples/readme-walkthrough.sh [WORKDIR] [SCALE]
 set -euo pipefail
