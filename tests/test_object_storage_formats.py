@@ -139,6 +139,28 @@ def _check_reads(
         assert _spark_rows(table.read(spark, where=where), columns) == want, ("spark", where)
 
 
+def test_iceberg_delete_files_on_s3_are_read_with_the_tables_storage_options(
+    s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No ``AWS_*`` set: a position delete file on S3 is read with the options the table gives."""
+    import pyarrow.parquet as pq
+    from lakesieve.plugins.iceberg.deletes import deleted_positions
+
+    for key in s3.options:
+        monkeypatch.delenv(key, raising=False)
+    data_file = s3.url("deletes/data/a.parquet")
+    other = s3.url("deletes/data/b.parquet")
+    local = tmp_path / "d.parquet"
+    rows = {"file_path": [data_file, other, data_file], "pos": [5, 1, 2]}
+    pq.write_table(
+        pa.table(rows, schema=pa.schema([("file_path", pa.string()), ("pos", pa.int64())])), local
+    )
+    key = "deletes/data/delete-1.parquet"
+    s3.client().upload_file(str(local), s3.bucket, key)
+    got = deleted_positions(data_file, [f"s3://{s3.bucket}/{key}"], dict(s3.options))
+    assert got.tolist() == [2, 5]
+
+
 # ----------------------------------------------------------------- Iceberg
 
 

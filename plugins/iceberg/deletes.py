@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -60,12 +60,12 @@ def position_delete_paths(units: Sequence[ReadUnit], table_path: str) -> list[st
     return list(out)
 
 
-def _delete_table(path: str) -> pa.Table:
+def _delete_table(path: str, storage: Mapping[str, str] | None = None) -> pa.Table:
     with _lock:
         if path in _cache:
             _cache.move_to_end(path)
             return _cache[path]
-    fs, inner = paths.filesystem_and_path(path)
+    fs, inner = paths.filesystem_and_path(path, storage)
     with fs.open_input_file(inner) as handle:
         table = pq.read_table(handle, columns=[FILE_PATH, POS])
     with _lock:
@@ -75,11 +75,16 @@ def _delete_table(path: str) -> pa.Table:
     return table
 
 
-def deleted_positions(data_file_path: str, delete_paths: Sequence[str]) -> np.ndarray:
-    """Sorted unique row positions of ``data_file_path`` deleted by the given position delete files."""
+def deleted_positions(
+    data_file_path: str, delete_paths: Sequence[str], storage: Mapping[str, str] | None = None
+) -> np.ndarray:
+    """Sorted unique row positions of ``data_file_path`` deleted by the given position delete files.
+
+    ``storage``: the table's storage options (an object store's endpoint, keys...).
+    """
     parts = []
     for path in delete_paths:
-        table = _delete_table(path)
+        table = _delete_table(path, storage)
         mask = pc.equal(
             table.column(FILE_PATH), pa.scalar(data_file_path, table.schema.field(FILE_PATH).type)
         )

@@ -26,6 +26,7 @@ from lakesieve.plugins.iceberg import catalog, columns, schema, timeline
 from lakesieve.plugins.iceberg.deletes import deleted_positions, position_delete_paths
 from lakesieve.plugins.iceberg.errors import IcebergFeatureError
 from lakesieve.plugins.iceberg.snapshot import data_path, read_path
+from lakesieve.spark.object_storage import storage_of
 
 #: Rows per batch.
 BATCH_ROWS = 65_536
@@ -136,8 +137,9 @@ def read_unit_batches(
             "lakesieve reads Parquet data files only; refusing to read it"
         )
     constants = columns.decode_identity(unit.extra.get(columns.IDENTITY_KEY))
-    deleted = deleted_positions(data_path(unit), delete_paths) if delete_paths else None
-    fs, inner = paths.filesystem_and_path(read_path(unit))
+    storage = storage_of(ref.options)  # the table's own storage options win over the environment
+    deleted = deleted_positions(data_path(unit), delete_paths, storage) if delete_paths else None
+    fs, inner = paths.filesystem_and_path(read_path(unit), storage)
     with fs.open_input_file(inner) as handle:
         parquet = pq.ParquetFile(handle)
         physical = columns.physical_columns(parquet.schema_arrow, info.mapping, info.fallback)
