@@ -167,7 +167,10 @@ def test_three_writers_racing_for_a_minute_lose_no_commit_and_no_row(
             assert all(p.poll() is None for p in procs), "a writer died before it started"
             time.sleep(0.2)
         started = time.monotonic()
-        while time.monotonic() - started < SECONDS:
+        # the race runs its time, and on a loaded machine on until ten reads were made
+        while time.monotonic() - started < SECONDS or (
+            len(answers) < 10 and time.monotonic() - started < 4 * SECONDS
+        ):
             version = deltalake.DeltaTable(url, storage_options=s3.options).version()
             where = WHERES[len(answers) % len(WHERES)]
             table = lakesieve.open(url)
