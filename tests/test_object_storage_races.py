@@ -1,11 +1,12 @@
 """Racing writers on an index store on object storage, for a minute, beside a reader.
 
 A Delta table written by delta-rs on a moto S3 server on 127.0.0.1, its
-index store beside it (Sieve and zone map on ``id``). Three writer
+index store beside it (Sieve and zone map on ``id``). Four writer
 processes run at once for ``LAKESIEVE_S3_RACE_SECONDS`` (60 by default):
 
 - *change*: a delta-rs append or delete, then ``refresh``;
-- *refresh*: ``refresh`` then ``compact`` (every delta folded);
+- *refresh* and *refresh-2*: ``refresh`` then ``compact`` (every delta
+  folded), racing each other for the same commits;
 - *vacuum*: ``vacuum`` (default grace) then ``index check``.
 
 Every create-only write of a commit that succeeds is recorded by its writer
@@ -48,7 +49,8 @@ SECONDS = float(os.environ.get("LAKESIEVE_S3_RACE_SECONDS", "60"))
 FILES = 8
 ROWS_PER_FILE = 40
 WHERES = ("id = 37", "id IN (5, 300)", "id BETWEEN 100 AND 103", "id >= 1000")
-ROLES = ("change", "refresh", "vacuum")
+#: two refreshers race for the same commits, as two schedulers would
+ROLES = ("change", "refresh", "refresh-2", "vacuum")
 
 
 def race_writer(url: str, role: str, stop: str, report: str) -> None:
@@ -96,7 +98,7 @@ def race_writer(url: str, role: str, stop: str, report: str) -> None:
                 note(step="changed")
                 table = lakesieve.open(url)
                 note(step="refresh", actions=[r.action for r in table.refresh(policy=policy)])
-            elif role == "refresh":
+            elif role.startswith("refresh"):
                 note(step="refresh", actions=[r.action for r in table.refresh(policy=policy)])
                 folded = table.compact(policy=RefreshPolicy(max_deltas=0))
                 note(step="compact", actions=[r.action for r in folded])
@@ -126,7 +128,7 @@ def _steps(reports: list[Path]) -> list[dict[str, Any]]:
 @pytest.mark.long
 @pytest.mark.spark
 @pytest.mark.filterwarnings("ignore::UserWarning")
-def test_three_writers_racing_for_a_minute_lose_no_commit_and_no_row(
+def test_four_writers_racing_for_a_minute_lose_no_commit_and_no_row(
     spark: Any, s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Writers race on the S3 store while a reader reads: no commit lost, every answer delta-rs's."""
