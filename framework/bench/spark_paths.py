@@ -6,8 +6,11 @@ at ``DIR`` with a Sieve index on ``l_orderkey``, then times five queries
 (``count(*)`` and ``sum(l_quantity)``, median of ``--repeats`` runs, one Spark
 session; ``--queries`` picks some) these ways:
 
-- ``plain``: ``spark.read.parquet`` of the table's latest base files, the
-  predicate applied by Spark (what a user gets without lakesieve);
+- ``plain`` (the baseline): a temporary view over ``spark.read.parquet`` of
+  the table's latest base files, **created once and reused** by every query,
+  the predicate applied by Spark (what a SQL user has without lakesieve);
+- ``plain_fresh``: ``spark.read.parquet`` of the same files created afresh
+  for every query (Spark lists the files again each time), for reference;
 - ``table_read``: :meth:`lakesieve.table.Table.read`;
 - ``datasource``: ``spark.read.format("lakesieve")`` with default options
   (the JVM data source, loaded per query);
@@ -21,9 +24,13 @@ session; ``--queries`` picks some) these ways:
 
 Every path's figures are checked equal to the plain read's before any time is
 reported, and each ratio is ``plain seconds / path seconds`` (above 1: faster
-than Spark alone). The report is JSON on stdout; it also gives Spark's floor
-per job (the same aggregate over a one-row local DataFrame), which bounds any
-path that runs a Spark job.
+than the reused plain view); ``<path>_vs_fresh`` divides the fresh read's
+seconds instead. After the filtered queries a filterless count of the
+lakesieve view must give the full count. ``planning`` times ``EXPLAIN SELECT *
+... WHERE l_orderkey >= 0`` on the plain view and on the lakesieve view (the
+planner's overhead is their difference). The report is JSON on stdout; it
+also gives Spark's floor per job (the same aggregate over a one-row local
+DataFrame), which bounds any path that runs a Spark job.
 """
 
 from __future__ import annotations
@@ -146,10 +153,16 @@ def run(
     spark.sql(
         f"CREATE OR REPLACE TEMPORARY VIEW {view} USING lakesieve OPTIONS (path '{table_path}')"
     )
+    plain_view = "lakesieve_bench_plain_lineitem"
+    spark.read.parquet(*files).createOrReplaceTempView(plain_view)
+    out["planning"] = planning(spark, plain_view, view, repeats)
     for name in names:
         where = QUERIES[name].format(**fill)
 
         def plain(where: str = where) -> tuple[int, float]:
+            return sql_aggregate(spark, plain_view, where)
+
+        def plain_fresh(where: str = where) -> tuple[int, float]:
             frame = spark.read.parquet(*files)
             return aggregate(frame.where(where) if where else frame)
 
@@ -161,13 +174,16 @@ def run(
             return aggregate(source.where(where) if where else source)
 
         def sql(where: str = where) -> tuple[int, float]:
-            text = f"SELECT count(1), sum(l_quantity) FROM {view}"
-            row = spark.sql(f"{text} WHERE {where}" if where else text).first()
-            return int(row[0]), float(row[1] or 0)
+            return sql_aggregate(spark, view, where)
 
         want, plain_s, plain_all = median_seconds(plain, repeats)
         row: dict[str, Any] = {"where": where, "rows": want[0], "plain_s": round(plain_s, 3)}
         row["plain_times"] = plain_all
+        fresh, fresh_s, fresh_all = median_seconds(plain_fresh, repeats)
+        if not same(fresh, want):
+            raise AssertionError(f"plain_fresh of {name!r} returned {fresh}, the plain view {want}")
+        row["plain_fresh_s"] = round(fresh_s, 3)
+        row["plain_fresh_times"] = fresh_all
         row["selected"] = len(table.plan(where or None).units)
 
         def python_source(where: str = where) -> tuple[int, float]:
@@ -189,13 +205,48 @@ def run(
             paths.append(("python_source", python_source))
         for label, fn in paths:
             got, secs, every = median_seconds(fn, repeats)
-            if got[0] != want[0] or abs(got[1] - want[1]) > 1e-6 * max(1.0, abs(want[1])):
+            if not same(got, want):
                 raise AssertionError(f"{label} of {name!r} returned {got}, the plain read {want}")
             row[f"{label}_s"] = round(secs, 3)
             row[f"{label}_times"] = every
             row[f"{label}_vs_plain"] = round(plain_s / max(secs, 1e-9), 2)
+            row[f"{label}_vs_fresh"] = round(fresh_s / max(secs, 1e-9), 2)
         out["queries"][name] = row
+    full = sql_aggregate(spark, view, "")
+    if not same(full, sql_aggregate(spark, plain_view, "")):
+        raise AssertionError(f"a filterless query of the lakesieve view after the others: {full}")
+    out["filterless_after_filtered"] = full[0]
     return out
+
+
+def same(got: tuple[int, float], want: tuple[int, float]) -> bool:
+    """Equal counts and sums (up to the float error of summing in another order)."""
+    return got[0] == want[0] and abs(got[1] - want[1]) <= 1e-6 * max(1.0, abs(want[1]))
+
+
+def sql_aggregate(spark: Any, view: str, where: str) -> tuple[int, float]:
+    """``(count(*), sum(l_quantity))`` of ``view`` through SQL, with ``where`` when given."""
+    text = f"SELECT count(1), sum(l_quantity) FROM {view}"
+    row = spark.sql(f"{text} WHERE {where}" if where else text).first()
+    return int(row[0]), float(row[1] or 0)
+
+
+def planning(spark: Any, plain_view: str, view: str, repeats: int) -> dict[str, Any]:
+    """Median seconds of planning (no job) one unprunable query on each view, and the difference."""
+
+    def explain(name: str) -> Callable[[], Any]:
+        query = f"SELECT * FROM {name} WHERE l_orderkey >= 0"
+        return lambda: spark.sql(query)._jdf.queryExecution().executedPlan()
+
+    _, plain_s, plain_all = median_seconds(explain(plain_view), repeats)
+    _, sieve_s, sieve_all = median_seconds(explain(view), repeats)
+    return {
+        "plain_view_s": round(plain_s, 3),
+        "plain_view_times": plain_all,
+        "lakesieve_view_s": round(sieve_s, 3),
+        "lakesieve_view_times": sieve_all,
+        "overhead_s": round(sieve_s - plain_s, 3),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
