@@ -68,7 +68,7 @@ def main() -> None:
     import lakesieve
     from lakesieve.query.table_view import TableView
     from lakesieve.spark.session import get_spark
-    from lakesieve.store.index_state import TableIndexes
+    from lakesieve.state.table_indexes import TableIndexes
 
     new_changes, new_unseen = TableView.changes, TableIndexes.unseen
     with tempfile.TemporaryDirectory() as tmp:

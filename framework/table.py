@@ -2,7 +2,7 @@
 
 A :class:`Table` is a facade over the parts that do the work: its
 :class:`~lakesieve.query.table_view.TableView` (timeline, schema and read units per
-instant), its :class:`~lakesieve.store.index_state.TableIndexes` (the index log,
+instant), its :class:`~lakesieve.state.table_indexes.TableIndexes` (the index log,
 loaded states, overlays and fallbacks), :mod:`lakesieve.maintenance.index_build`,
 :mod:`lakesieve.maintenance.refresh` and :mod:`lakesieve.query.query_plan`. It builds, lists,
 describes and drops indexes, keeps them in step with the table, plans which
@@ -37,14 +37,15 @@ from lakesieve.maintenance.repair import refresh_broken
 from lakesieve.maintenance.vacuum import VacuumResult, vacuum
 from lakesieve.model import Instant, Snapshot, TableRef, WriteOptions
 from lakesieve.query.arrow_read import read_plan_arrow
-from lakesieve.query.planner import LoadedIndex, evaluate
+from lakesieve.query.planner import evaluate
 from lakesieve.query.query_plan import Plan, elapsed_ms, explain_plan
 from lakesieve.query.table_view import TableView
 from lakesieve.spark.object_storage import prepare, storage_of
 from lakesieve.spark.session import SessionOnDemand, get_spark, time_zone_of
+from lakesieve.state.loaded import LoadedIndex
+from lakesieve.state.table_indexes import TableIndexes
 from lakesieve.store import DEFAULT_DIRNAME
 from lakesieve.store.index_log import IndexDefinition
-from lakesieve.store.index_state import TableIndexes
 from lakesieve.store.table_store import open_table_store
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """The delta overlay answers by Spark SQL's comparison rules (issue 15, class 6).
 
 A refreshed index answers from its base plus the positive pairs of its delta
-chain (:mod:`lakesieve.query.overlay`). These checks ask the overlay directly,
+chain (:mod:`lakesieve.state.overlay`). These checks ask the overlay directly,
 over every special value of each key type stored the way refresh stores a
 delta (Arrow, typed as the column), and compare with the contract kit's
 reference, which ``tests/test_index_contract.py`` checks against Spark SQL.
@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 from lakesieve.model import KeyQuery
-from lakesieve.query.overlay import (
+from lakesieve.state.overlay import (
     DeltaOverlay,
     follow_chain,
     moved_rows,

@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from lakesieve.contract.plugin_base import IndexTypeBase
 from lakesieve.expressions import And, Between, Compare, Const, InList, IsNull, Not, Or, Predicate
 from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
-from lakesieve.query.planner import LoadedIndex, evaluate, leaf_queries
+from lakesieve.query.planner import evaluate, leaf_queries
+from lakesieve.state.loaded import LoadedIndex
 from lakesieve.store.index_log import IndexDefinition, IndexState
 
 from .test_predicate import _eval, trees

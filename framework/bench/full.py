@@ -214,7 +214,8 @@ def _index_figures(
     from lakesieve.contract import registry
     from lakesieve.expressions import bind
     from lakesieve.model import LOCATION_COLUMN, BuiltIndex
-    from lakesieve.query.planner import LoadedIndex, evaluate
+    from lakesieve.query.planner import evaluate
+    from lakesieve.state.loaded import LoadedIndex
     from lakesieve.store.index_log import IndexDefinition
     from pyspark.sql import functions as F
 

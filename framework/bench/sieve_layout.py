@@ -59,7 +59,8 @@ def _column(
     from lakesieve.expressions import bind, resolve_column
     from lakesieve.files.ipc_files import stored_size
     from lakesieve.model import LOCATION_COLUMN
-    from lakesieve.query.planner import LoadedIndex, evaluate
+    from lakesieve.query.planner import evaluate
+    from lakesieve.state.loaded import LoadedIndex
     from lakesieve.store.index_log import IndexDefinition
     from pyspark.sql import functions as F
 

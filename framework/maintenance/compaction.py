@@ -37,8 +37,8 @@ from lakesieve.maintenance.refresh_fold import (
 from lakesieve.maintenance.vacuum import vacuum
 from lakesieve.model import BuiltIndex, Instant
 from lakesieve.spark.session import SessionOnDemand
+from lakesieve.state.table_indexes import TableIndexes
 from lakesieve.store.index_log import IndexDefinition
-from lakesieve.store.index_state import TableIndexes
 from lakesieve.store.seen_locations import seen_of
 
 if TYPE_CHECKING:

@@ -20,6 +20,7 @@ from lakesieve.expressions import resolve_column
 from lakesieve.model import LOCATION_COLUMN, BuiltIndex, Instant
 from lakesieve.spark.job_errors import is_spark_failure, summarize
 from lakesieve.spark.session import get_spark
+from lakesieve.state.table_indexes import TableIndexes
 from lakesieve.store.errors import job_write_error
 from lakesieve.store.index_log import (
     IndexDefinition,
@@ -27,7 +28,6 @@ from lakesieve.store.index_log import (
     check_name,
     default_index_name,
 )
-from lakesieve.store.index_state import TableIndexes
 from lakesieve.store.seen_locations import hashes, stamp
 from lakesieve.store.task_files import staging
 

@@ -16,7 +16,7 @@ Each index gets one health value:
   (``lakesieve index repair``);
 * ``never built``.
 
-Queries decide the same way (:mod:`lakesieve.store.index_state`): an index listed
+Queries decide the same way (:mod:`lakesieve.state.table_indexes`): an index listed
 as corrupt or not on the timeline is one a query reads without, with a
 warning. The size shown is what a query loads: the base plus every live
 delta of the newest state.
@@ -35,12 +35,12 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakesieve.errors import IndexCorruptError, LakesieveError
+from lakesieve.state.table_indexes import off_timeline
 from lakesieve.store import IndexStore
 from lakesieve.store.index_log import IndexDefinition, IndexState, LogProblem, StoredFile
-from lakesieve.store.index_state import off_timeline
 
 if TYPE_CHECKING:
-    from lakesieve.store.index_state import IndexedTable, TableIndexes
+    from lakesieve.state.table_indexes import IndexedTable, TableIndexes
 
 OK = "ok"
 STALE = "stale"

@@ -17,7 +17,7 @@ instant and the previous versions of exactly those records
 
 A small delta is stored as a **delta state** on top of the previous state;
 lookups add its positive pairs to the base's answer
-(:mod:`lakesieve.query.overlay`). When the chain grows past ``max_deltas`` states
+(:mod:`lakesieve.state.overlay`). When the chain grows past ``max_deltas`` states
 or ``max_delta_rows`` summed rows, refresh **compacts**: the index type folds
 the summed chain into a new base (``IndexType.apply_delta``), or, for a
 type whose ``apply_delta`` answers ``None``, the index is rebuilt at the instant.
@@ -38,7 +38,7 @@ and the delta holds only the keys that changed
 (:mod:`lakesieve.maintenance.refresh_pairs` says why that is exact for any
 pairing). A stored delta keeps the pairs in
 a ``renames`` file, and lookups answer the base under the new names
-(:mod:`lakesieve.query.overlay`); a fold moves the base's entries to the new
+(:mod:`lakesieve.state.overlay`); a fold moves the base's entries to the new
 names first, for an index type that can
 (:class:`~lakesieve.contract.protocols.RenamesLocations`), and rebuilds the
 index where it must fold and the type cannot.
@@ -79,10 +79,10 @@ from lakesieve.maintenance.refresh_plan import (
 )
 from lakesieve.maintenance.vacuum import vacuum
 from lakesieve.model import BuiltIndex, Instant
-from lakesieve.query.overlay import DELTA_COLUMNS, DELTA_FILE, RENAMES_FILE, renames_table
 from lakesieve.spark.session import SessionOnDemand
+from lakesieve.state.overlay import DELTA_COLUMNS, DELTA_FILE, RENAMES_FILE, renames_table
+from lakesieve.state.table_indexes import TableIndexes
 from lakesieve.store.index_log import IndexDefinition, IndexState, LogSnapshot, add_state_action
-from lakesieve.store.index_state import TableIndexes
 from lakesieve.store.seen_locations import hashes, seen_of, stamp
 
 if TYPE_CHECKING:

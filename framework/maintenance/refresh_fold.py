@@ -34,15 +34,15 @@ from lakesieve.keys.key_order import KeyOrder
 from lakesieve.maintenance.index_build import build_state
 from lakesieve.maintenance.refresh_local import column_bytes, delta_schema, local_rows, spark_sums
 from lakesieve.model import BuiltIndex, Instant, ReadUnit
-from lakesieve.query.overlay import (
+from lakesieve.state.overlay import (
     DELTA_COLUMNS,
     DELTA_FILE,
     RENAMES_FILE,
     follow_chain,
     renames_of,
 )
+from lakesieve.state.table_indexes import TableIndexes
 from lakesieve.store.index_log import IndexDefinition, IndexState
-from lakesieve.store.index_state import TableIndexes
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -49,8 +49,8 @@ from lakesieve.maintenance.refresh_stamped import (
     whole_files,
 )
 from lakesieve.model import Instant, ReadUnit
-from lakesieve.query.overlay import DELTA_COLUMNS
-from lakesieve.store.index_state import TableIndexes
+from lakesieve.state.overlay import DELTA_COLUMNS
+from lakesieve.state.table_indexes import TableIndexes
 
 __all__ = [
     "column_bytes",

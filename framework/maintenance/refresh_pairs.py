@@ -14,7 +14,7 @@ sums the two files' rows into one delta under the new name: ``+1`` for the
 new file's rows, ``-1`` for the old one's. Only the keys the commit truly
 changed are left. The delta state keeps the pairs beside its rows; lookups
 answer the base's entry of the old name under the new one
-(:mod:`lakesieve.query.overlay`), and a fold moves that entry to the new
+(:mod:`lakesieve.state.overlay`), and a fold moves that entry to the new
 name (:class:`~lakesieve.contract.protocols.RenamesLocations`).
 
 That is exact for any pairing: the entry the index kept for the old file

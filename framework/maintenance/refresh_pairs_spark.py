@@ -39,7 +39,7 @@ from lakesieve.maintenance.refresh_pairs import SAMPLE_KEYS, chosen_pairs, rewri
 from lakesieve.model import LOCATION_COLUMN, Instant, ReadUnit
 
 if TYPE_CHECKING:
-    from lakesieve.store.index_state import TableIndexes
+    from lakesieve.state.table_indexes import TableIndexes
     from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["spark_pairs"]

@@ -3,7 +3,7 @@
 An index maps each key to the locations holding it, with a row count per
 ``(key, location)``. The delta from instant ``start`` to ``end`` is, per
 ``(key, location)``, the rows there at ``end`` minus the rows there at
-``start`` (:mod:`lakesieve.query.overlay`, ``IndexType.apply_delta``). Counts make
+``start`` (:mod:`lakesieve.state.overlay`, ``IndexType.apply_delta``). Counts make
 removals safe: a pair leaves an index only when its summed count reaches 0,
 that is when no remaining row of the location holds the key, so handing
 over an exact count difference is all refresh must do. The format plugin's
@@ -82,7 +82,7 @@ from lakesieve.errors import LakesieveWarning
 from lakesieve.files.arrow_frame import frame_of
 from lakesieve.maintenance.refresh_stamped import COLLECT_ROWS, stamped_delta, sums_by_equality
 from lakesieve.model import LOCATION_COLUMN, ChangeImageFiles, Changes, Instant, ReadUnit, Snapshot
-from lakesieve.store.index_state import TableIndexes
+from lakesieve.state.table_indexes import TableIndexes
 from lakesieve.store.seen_locations import after_change, hashes
 
 if TYPE_CHECKING:

@@ -50,7 +50,7 @@ from lakesieve.store.log_swap import (
 from lakesieve.store.object_index import ObjectIndexStore
 
 if TYPE_CHECKING:
-    from lakesieve.store.index_state import IndexedTable, TableIndexes
+    from lakesieve.state.table_indexes import IndexedTable, TableIndexes
     from pyspark.sql import SparkSession
 
 

@@ -24,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 from lakesieve.errors import IndexCorruptError, LakesieveError, OptionError
+from lakesieve.state.table_indexes import TableIndexes
 from lakesieve.store import IndexStore
 from lakesieve.store.folders import folder_time, remove_repair_leftovers, state_folders
 from lakesieve.store.index_log import IndexDefinition, IndexState, LogSnapshot
-from lakesieve.store.index_state import TableIndexes
 
 #: prefix of the temporary index names ``cmp_<column>_<type>`` of ``lakesieve compare``
 TEMP_PREFIX = "cmp_"

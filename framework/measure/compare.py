@@ -24,7 +24,8 @@ from lakesieve.contract.format_read import read_columns
 from lakesieve.errors import LakesieveError, UnknownPluginError
 from lakesieve.expressions import BoundColumn, bind, quote_ident, resolve_column, sql_literal
 from lakesieve.maintenance.vacuum import TEMP_PREFIX
-from lakesieve.query.planner import LoadedIndex, evaluate
+from lakesieve.query.planner import evaluate
+from lakesieve.state.loaded import LoadedIndex
 
 RANGE_FRACTIONS = {"range_0.01pct": 0.0001, "range_0.1pct": 0.001, "range_1pct": 0.01}
 KINDS = ("point", "in", *RANGE_FRACTIONS, "range_low", "range_high")

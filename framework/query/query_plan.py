@@ -15,7 +15,7 @@ import pyarrow as pa
 from lakesieve.errors import LakesieveError
 from lakesieve.expressions import BoundPredicate, to_sql
 from lakesieve.model import Instant, Snapshot
-from lakesieve.query.planner import LoadedIndex
+from lakesieve.state.loaded import LoadedIndex
 
 
 @dataclass

@@ -21,11 +21,11 @@ import warnings
 from typing import Any, Protocol
 
 from lakesieve.contract import registry
+from lakesieve.contract.protocols import TableFormat
 from lakesieve.errors import IndexCorruptError, IndexNotFoundError, LakesieveWarning
-from lakesieve.model import BuiltIndex, Instant, Snapshot, TableRef
-from lakesieve.query.overlay import DELTA_FILE, RENAMES_FILE, DeltaOverlay, renames_of
-from lakesieve.query.planner import LoadedIndex
-from lakesieve.query.table_view import TableView
+from lakesieve.model import BuiltIndex, Changes, Instant, Snapshot, TableRef
+from lakesieve.state.loaded import LoadedIndex
+from lakesieve.state.overlay import DELTA_FILE, RENAMES_FILE, DeltaOverlay, renames_of
 from lakesieve.store import IndexStore
 from lakesieve.store.index_log import IndexDefinition, IndexState
 from lakesieve.store.seen_locations import seen_of
@@ -47,6 +47,53 @@ def off_timeline(state: IndexState, timeline: set[str], path: str) -> str | None
     )
 
 
+class TableMetadata(Protocol):
+    """What a table's indexes need of the table as its format shows it.
+
+    :class:`lakesieve.query.table_view.TableView` is one (answers cached per
+    instant); this package stays below :mod:`lakesieve.query`.
+    """
+
+    ref: TableRef
+    fmt: TableFormat
+
+    @property
+    def path(self) -> str:
+        """The table root."""
+        ...
+
+    @property
+    def format(self) -> str:
+        """The format plugin's name."""
+        ...
+
+    def timeline(self) -> list[Instant]:
+        """Completed instants, oldest first."""
+        ...
+
+    def resolve_instant(
+        self, as_of: str | None, line: list[Instant] | None = None
+    ) -> Instant | None:
+        """The instant ``as_of`` names (latest when ``None``)."""
+        ...
+
+    def fingerprint(self) -> str:
+        """The table's identity fingerprint for the index log."""
+        ...
+
+    def table_id(self) -> str | None:
+        """The format's lifelong table identity, fingerprinted (``None``: it has none)."""
+        ...
+
+    def snapshot_at(self, inst: Instant | None) -> Snapshot:
+        """The read units at ``inst``."""
+        ...
+
+    def changes(self, start: Instant | None, end: Instant) -> Changes:
+        """What changed between two instants."""
+        ...
+
+
 class IndexedTable(Protocol):
     """What repair and index health need of a :class:`lakesieve.table.Table`."""
 
@@ -66,7 +113,7 @@ class IndexedTable(Protocol):
 class TableIndexes:
     """One table's index store, with the table's view, and the states loaded from it."""
 
-    def __init__(self, view: TableView, store: IndexStore) -> None:
+    def __init__(self, view: TableMetadata, store: IndexStore) -> None:
         self.view = view
         self.store = store
         self._loaded: dict[str, Any] = {}
