@@ -178,3 +178,24 @@ def moto_s3(bucket: str | None = None, process: bool = False) -> Iterator[S3Serv
             yield s3
     finally:
         server.stop()
+
+
+def pyiceberg_catalog(s3: S3Server, folder: Any) -> Any:
+    """A pyiceberg SQL catalog (its SQLite file in the local ``folder``) whose warehouse is on ``s3``.
+
+    The writer's catalog of a test: lakesieve never sees it, and finds the
+    tables by location.
+    """
+    from pyiceberg.catalog.sql import SqlCatalog
+
+    return SqlCatalog(
+        "writer",
+        uri=f"sqlite:///{folder}/catalog.db",
+        warehouse=f"s3://{s3.bucket}/wh",
+        **{
+            "s3.endpoint": s3.endpoint,
+            "s3.access-key-id": s3.options["AWS_ACCESS_KEY_ID"],
+            "s3.secret-access-key": s3.options["AWS_SECRET_ACCESS_KEY"],
+            "s3.region": REGION,
+        },
+    )

@@ -32,7 +32,7 @@ from lakesieve.plugins.hudi.tables import hudi_rs_options, worker_options
 from lakesieve.plugins.iceberg.catalog import s3_properties
 
 from .conftest import S3A_JARS, fixture_zips, unzip_fixture
-from .s3_server import REGION, S3Server, moto_s3
+from .s3_server import S3Server, moto_s3, pyiceberg_catalog
 from .tables import hudi_rs_rows, spark_where
 
 NO_CONNECTOR = "no s3 connector: run .ci/fetch-s3a (hadoop-aws and the AWS SDK bundle)"
@@ -166,19 +166,7 @@ def test_iceberg_delete_files_on_s3_are_read_with_the_tables_storage_options(
 
 def _iceberg_table(s3: S3Server, catalog_dir: Path) -> Any:
     """``APPENDS`` appends by pyiceberg (one data file each, interleaved keys); the pyiceberg table."""
-    from pyiceberg.catalog.sql import SqlCatalog
-
-    catalog = SqlCatalog(
-        "writer",
-        uri=f"sqlite:///{catalog_dir / 'catalog.db'}",
-        warehouse=f"s3://{s3.bucket}/wh",
-        **{
-            "s3.endpoint": s3.endpoint,
-            "s3.access-key-id": s3.options["AWS_ACCESS_KEY_ID"],
-            "s3.secret-access-key": s3.options["AWS_SECRET_ACCESS_KEY"],
-            "s3.region": REGION,
-        },
-    )
+    catalog = pyiceberg_catalog(s3, catalog_dir)
     catalog.create_namespace("db")
     schema = pa.schema([("id", pa.int64()), ("s", pa.string())])
     written = catalog.create_table("db.events", schema=schema)
