@@ -17,6 +17,8 @@ The package holds one stage per module:
 * :mod:`~lakesieve.expressions.negation`: NOT pushed down to the leaves;
 * :mod:`~lakesieve.expressions.visitor`: the one walk mechanism every stage
   below uses;
+* :mod:`~lakesieve.expressions.values`: a filter's Python value (as Spark
+  hands the data sources) as a literal;
 * :mod:`~lakesieve.expressions.sql` and :mod:`~lakesieve.expressions.arrow`:
   bound trees rendered to Spark SQL and to Arrow with the same meaning
   (three-valued logic, NaN, -0.0), so every read path keeps exactly the rows

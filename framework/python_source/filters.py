@@ -9,12 +9,10 @@ left to Spark alone.
 
 from __future__ import annotations
 
-import datetime as dt
-import decimal
 from typing import Any
 
 from lakesieve import expressions as p
-from lakesieve.expressions import Literal
+from lakesieve.expressions.values import value_literal
 from pyspark.sql.datasource import (
     EqualTo,
     Filter,
@@ -33,31 +31,6 @@ _COMPARISONS: dict[type, str] = {
     LessThan: "<",
     LessThanOrEqual: "<=",
 }
-
-
-def value_literal(value: Any) -> Any:
-    """Our predicate literal for a filter value, or ``None`` when it is not safe to plan on."""
-    if isinstance(value, bool):
-        return Literal("bool", "TRUE" if value else "FALSE")
-    if isinstance(value, int):
-        return Literal("number", str(value))
-    if isinstance(value, decimal.Decimal):
-        return Literal("number", format(value, "f")) if value.is_finite() else None
-    if isinstance(value, float):
-        # the filter's value already has the column's type: keep it exact, NaN and inf included
-        if value != value or abs(value) == float("inf"):
-            return Literal("string", "NaN" if value != value else repr(value), ("DOUBLE", ()))
-        return Literal("number", repr(value))
-    if isinstance(value, str):
-        return Literal("string", value)
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            return None  # ambiguous time zone: do not prune on it
-        # the instant with its zone spelled out: bound the same in every session time zone
-        return Literal("timestamp", value.astimezone(dt.UTC).isoformat(sep=" "))
-    if isinstance(value, dt.date):
-        return Literal("date", value.isoformat())
-    return None
 
 
 def filter_to_predicate(f: Filter) -> Any:

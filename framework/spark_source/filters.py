@@ -14,7 +14,7 @@ import decimal
 from typing import Any
 
 from lakesieve import expressions as p
-from lakesieve.python_source.filters import value_literal
+from lakesieve.expressions.values import value_literal
 
 _COMPARISONS = {"=", "<", "<=", ">", ">="}
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
