@@ -10,8 +10,8 @@ import sys
 import time
 
 import lakesieve
-from lakesieve.bench.compare_report import write_html
 from lakesieve.measure.compare import compare_indexes, format_table
+from lakesieve.measure.compare_report import write_html
 from lakesieve.model import WriteOptions
 from pyspark.sql import functions as F
 

@@ -19,7 +19,7 @@ import time
 from typing import Any
 
 import numpy as np
-from lakesieve.bench.tpch import with_layout
+from lakesieve.demo.tpch import with_layout
 from lakesieve.indexes.sieve import build as B
 from lakesieve.indexes.sieve.params import SieveParams
 from lakesieve.spark.session import get_spark

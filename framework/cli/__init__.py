@@ -43,7 +43,7 @@ EXIT_USAGE = 2
 
 def _cmd_demo(args: argparse.Namespace) -> int:
     """``lakesieve demo`` (the ``bench`` extra; imported only when run)."""
-    from lakesieve.bench.demo import demo_command
+    from lakesieve.demo.run import demo_command
 
     return demo_command(args)
 
@@ -318,8 +318,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     dm.set_defaults(func=_cmd_demo)
 
-    # the options of ``bench`` live with the suites (lakesieve.bench.runner, the
-    # ``bench`` extra): its arguments are passed on and parsed by cmd_bench
+    # the options of ``bench`` live with the suites (lakesieve_bench.runner, the
+    # lakesieve-bench distribution): its arguments are passed on and parsed by cmd_bench
     bn = sub.add_parser(
         "bench", help="run a benchmark suite and print its figures as JSON", add_help=False
     )

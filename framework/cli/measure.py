@@ -8,14 +8,36 @@ from typing import Any
 
 from lakesieve.cli.support import open_args, print_json
 
+#: what ``lakesieve bench`` prints when the benchmarks' distribution is not installed
+BENCH_MESSAGE = (
+    "lakesieve bench needs the benchmarks (lakesieve-bench): "
+    "pip install -e ./bench, from the repository's root"
+)
+
+
+def _bench_installed() -> bool:
+    """Whether the ``lakesieve_bench`` package (``bench/`` of the repository) can be imported."""
+    import importlib.util
+
+    try:
+        return importlib.util.find_spec("lakesieve_bench") is not None
+    except (ImportError, ValueError):
+        return False
+
 
 def cmd_bench(args: argparse.Namespace) -> int:
-    """``lakesieve bench``: measured figures as JSON (see BENCHMARKS.md)."""
-    from lakesieve.bench import require_extra
+    """``lakesieve bench``: measured figures as JSON (see BENCHMARKS.md).
+
+    The suites live in their own distribution, ``lakesieve-bench``; without it
+    (or without the ``bench`` extra) the command says in one line what to install.
+    """
+    from lakesieve.demo import MissingExtraError, require_extra
 
     require_extra("lakesieve bench")
-    from lakesieve.bench.runner import add_arguments, run, run_delegated
+    if not _bench_installed():
+        raise MissingExtraError(BENCH_MESSAGE)
     from lakesieve.cli.checks import validate_args
+    from lakesieve_bench.runner import add_arguments, run, run_delegated
 
     status = run_delegated(list(args.bench_args))
     if status is not None:
@@ -55,12 +77,12 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     workload = parse_workload(getattr(args, "workload", None))  # checked before Spark starts
     if args.html:
-        from lakesieve.bench import require_extra
+        from lakesieve.demo import require_extra
 
         require_extra("lakesieve compare --html", modules=("matplotlib",), program=False)
     result = _compare_figures(args)
     if args.html:
-        from lakesieve.bench.compare_report import write_html
+        from lakesieve.measure.compare_report import write_html
 
         stated = workload if getattr(args, "workload", None) else None  # None: say "default"
         written = write_html(result, args.html, stated)

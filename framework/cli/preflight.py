@@ -298,7 +298,7 @@ def check_table_command(args: argparse.Namespace) -> None:
         return
     if command in ("compare", "advise"):
         if command == "compare" and getattr(args, "html", None):
-            from lakesieve.bench import require_extra  # the report's charts need the extra
+            from lakesieve.demo import require_extra  # the report's charts need the extra
 
             require_extra("lakesieve compare --html", modules=("matplotlib",), program=False)
         if command == "advise" and args.from_json:

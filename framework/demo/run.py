@@ -165,7 +165,7 @@ def run_demo(
 
 def _run(root: Path, scale: float, seed: int) -> int:
     """The demo's four steps; returns the number of queries whose two reads disagree."""
-    from lakesieve.bench.tpch import generate_lineitem, write_interleaved_hudi
+    from lakesieve.demo.tpch import generate_lineitem, write_interleaved_hudi
     from lakesieve.spark.session import PROGRESS, get_spark
     from lakesieve.table import open as open_table
 
@@ -229,7 +229,7 @@ def _run(root: Path, scale: float, seed: int) -> int:
 
 def demo_command(args: argparse.Namespace) -> int:
     """``lakesieve demo``: check the extra is installed, then run the demo."""
-    from lakesieve.bench import require_extra
+    from lakesieve.demo import require_extra
 
     require_extra("lakesieve demo")
     return run_demo(scale=args.scale, workdir=args.workdir, keep=args.keep)

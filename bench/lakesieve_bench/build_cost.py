@@ -32,7 +32,7 @@ import sys
 import time
 from typing import Any
 
-from lakesieve.bench.memory import jvm_peak_bytes
+from lakesieve_bench.memory import jvm_peak_bytes
 
 
 def _status_kb(field: str, pid: str = "self") -> int:
@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     parquet = args.parquet
     if parquet is None:
-        from lakesieve.bench.tpch import generate_lineitem
+        from lakesieve.demo.tpch import generate_lineitem
 
         if not args.scale > 0:
             p.error(f"--scale must be positive, got {args.scale:g}")

@@ -2,7 +2,7 @@
 
 ``lakesieve bench --suite sieve-layout --stages lineitem.parquet`` reads the
 named columns of a TPC-H ``lineitem`` file into the relation the build-cost
-bench uses (:mod:`lakesieve.bench.build_cost`: ``--groups`` locations by a
+bench uses (:mod:`lakesieve_bench.build_cost`: ``--groups`` locations by a
 hash of ``l_orderkey``, cached) and times, per column, best of ``--repeat``:
 
 * ``sort``: a Spark sort of the column to the ``noop`` sink (the yardstick
@@ -48,12 +48,13 @@ def _count_rows(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 
 def run(parquet: str, columns: list[str], groups: int, repeat: int) -> dict[str, Any]:
     """The stage times of every column, as a dict (seconds and ratios to the sort)."""
-    from lakesieve.bench.build_cost import LOCATION_FORMAT, location_names
     from lakesieve.indexes.sieve.build import partition_count
     from lakesieve.indexes.sieve.params import SieveParams, parse_options
     from lakesieve.model import LOCATION_COLUMN
     from lakesieve.spark.session import get_spark
     from pyspark.sql import functions as F
+
+    from lakesieve_bench.build_cost import LOCATION_FORMAT, location_names
 
     spark = get_spark()
     location = F.format_string(LOCATION_FORMAT, F.pmod(F.xxhash64("l_orderkey"), F.lit(groups)))

@@ -322,7 +322,7 @@ def run_timeline(
     source = work / f"lineitem_hudi_sf{scale}"
     spark = get_spark()
     if not (source / ".hoodie").is_dir():
-        from lakesieve.bench.tpch import generate_lineitem, write_interleaved_hudi
+        from lakesieve.demo.tpch import generate_lineitem, write_interleaved_hudi
 
         data = generate_lineitem(scale, work / f"tpch-sf{scale}")
         write_interleaved_hudi(spark, data, source, progress=True)

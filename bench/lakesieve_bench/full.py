@@ -3,7 +3,7 @@
 One run, one Spark session, all figures compared as ratios or counts:
 
 1. ``tpchgen-cli`` lineitem at the chosen scale, placed in four layouts
-   (:data:`lakesieve.bench.tpch.LAYOUTS`) and written once per format (Hudi, Delta,
+   (:data:`lakesieve.demo.tpch.LAYOUTS`) and written once per format (Hudi, Delta,
    Iceberg) as ONE commit with one location per bucket.
 2. **Per layout** (measured once, on the first format's table; the (key,
    location) relation of a layout is the same in every format up to location
@@ -16,20 +16,20 @@ One run, one Spark session, all figures compared as ratios or counts:
 3. **Per format x layout**: the write; the location -> bucket map read from
    the data files' footers and the check that every bucket holds the same
    rows and key ranges as in the first format; the format's own statistics
-   pruning (:mod:`lakesieve.bench.native`) for every query; a Sieve index on
+   pruning (:mod:`lakesieve_bench.native`) for every query; a Sieve index on
    ``l_orderkey`` built through the product path (``Table.build_index``,
    table read included); end-to-end reads through lakesieve for a sample of
    queries, against a Spark full scan of the same files and a Spark read of
    the files the format's own statistics select. Every pruned read (every
    index type, and native) is compared with the full scan: rows and a hash
    sum must be equal. Reads of an identical file selection run once.
-4. Peak driver memory of a Sieve build and of lookups (:mod:`lakesieve.bench.memory`).
+4. Peak driver memory of a Sieve build and of lookups (:mod:`lakesieve_bench.memory`).
 
 The suite's modules: this one holds its settings, the tables it writes and the
-per-layout phase (step 2); :mod:`lakesieve.bench.full_formats` the per-format
-phase (step 3) on the timed reads of :mod:`lakesieve.bench.full_reads`;
-:mod:`lakesieve.bench.full_run` runs the whole suite; and
-:mod:`lakesieve.bench.full_targets` states its figures against the targets.
+per-layout phase (step 2); :mod:`lakesieve_bench.full_formats` the per-format
+phase (step 3) on the timed reads of :mod:`lakesieve_bench.full_reads`;
+:mod:`lakesieve_bench.full_run` runs the whole suite; and
+:mod:`lakesieve_bench.full_targets` states its figures against the targets.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from lakesieve.bench.queries import KINDS, BenchQuery, make_queries, sample_keys
+from lakesieve_bench.queries import KINDS, BenchQuery, make_queries, sample_keys
 
 FORMATS = ("hudi", "delta", "iceberg")
 INDEX_TYPES = ("sieve", "zonemap", "bloom", "exact")
@@ -148,7 +148,7 @@ def write_table(
     """Write the layout's rows as one table of ``fmt`` at ``path`` (or reuse one an earlier run wrote)."""
     import json
 
-    from lakesieve.bench.tpch import BUCKET_COLUMN
+    from lakesieve.demo.tpch import BUCKET_COLUMN
     from lakesieve.model import WriteOptions
     from lakesieve.table import write
 
@@ -283,11 +283,12 @@ def layout_phase(
     out: dict[str, Any],
 ) -> list[ColumnRun]:
     """Figures measured once per layout on the first format's table."""
-    from lakesieve.bench.truth import true_locations
     from lakesieve.contract.format_read import read_columns
     from lakesieve.expressions import resolve_column
     from lakesieve.measure.compare import column_compressed_bytes
     from lakesieve.model import LOCATION_COLUMN
+
+    from lakesieve_bench.truth import true_locations
 
     snapshot = ptable.snapshot()
     inst = snapshot.instant

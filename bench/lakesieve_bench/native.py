@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from lakesieve.bench.queries import BenchQuery, from_domain, to_domain
+from lakesieve_bench.queries import BenchQuery, from_domain, to_domain
 
 
 def _base(path: str) -> str:

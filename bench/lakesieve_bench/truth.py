@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lakesieve.bench.queries import BenchQuery
+from lakesieve_bench.queries import BenchQuery
 
 
 def _bins(queries: list[BenchQuery], width: int) -> list[tuple[int, int, int, int]]:

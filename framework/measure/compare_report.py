@@ -17,7 +17,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from lakesieve.bench.compare_charts import answers_all, kind_png, tradeoff_png
 from lakesieve.measure.advise import (
     DEFAULT_WORKLOAD,
     MIN_SKIP,
@@ -27,6 +26,7 @@ from lakesieve.measure.advise import (
     toml_fragment,
 )
 from lakesieve.measure.compare import KIND_MEANINGS, KINDS
+from lakesieve.measure.compare_charts import answers_all, kind_png, tradeoff_png
 
 #: terms of the report other than the query kinds
 TERMS = {

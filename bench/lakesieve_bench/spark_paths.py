@@ -44,7 +44,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lakesieve.bench.full_reads import local_path
+from lakesieve_bench.full_reads import local_path
 
 #: The queries of the benchmark; ``{lo}``/``{hi}``/``{hi_001}``/``{key}`` are filled from the table.
 QUERIES: dict[str, str] = {
@@ -89,7 +89,7 @@ def prepare(spark: Any, scale: float, workdir: Path, commits: int = 16) -> str:
     import shutil
 
     import lakesieve
-    from lakesieve.bench.tpch import generate_lineitem, write_interleaved_hudi
+    from lakesieve.demo.tpch import generate_lineitem, write_interleaved_hudi
 
     table_path = workdir / "hudi"
     done = workdir / "hudi.complete"

@@ -8,7 +8,7 @@
   peak resident set since start (driver and local executors together) is
   reported when its process id is known.
 - **Lookups** are measured in a fresh Python process (``python -m
-  lakesieve.bench.memory``) without Spark. The table is opened and one
+  lakesieve_bench.memory``) without Spark. The table is opened and one
   query on an unindexed column planned first (format libraries, schema,
   index log). The first indexed plan ("cold") also imports the index type's
   libraries; then a fresh table object loads the index again and plans every
@@ -105,7 +105,7 @@ def lookup_memory(table_path: str, wheres: list[str], timeout: float = 300.0) ->
 
     Returns the child's JSON figures, or ``{"error": ...}`` when it failed.
     """
-    cmd = [sys.executable, "-m", "lakesieve.bench.memory", "--table", table_path]
+    cmd = [sys.executable, "-m", "lakesieve_bench.memory", "--table", table_path]
     for w in wheres:
         cmd += ["--where", w]
     try:
@@ -171,8 +171,8 @@ def _probe(table_path: str, wheres: list[str]) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m lakesieve.bench.memory --table PATH --where W [--where W ...]``: print one JSON line."""
-    p = argparse.ArgumentParser(prog="python -m lakesieve.bench.memory")
+    """``python -m lakesieve_bench.memory --table PATH --where W [--where W ...]``: print one JSON line."""
+    p = argparse.ArgumentParser(prog="python -m lakesieve_bench.memory")
     p.add_argument("--table", required=True)
     p.add_argument("--where", action="append", default=[])
     args = p.parse_args(argv)

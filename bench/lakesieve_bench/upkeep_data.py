@@ -1,4 +1,4 @@
-"""Tables, upserts and queries of the index upkeep bench (:mod:`lakesieve.bench.index_upkeep`).
+"""Tables, upserts and queries of the index upkeep bench (:mod:`lakesieve_bench.index_upkeep`).
 
 The tables are a copy of an existing Hudi table (the interleaved TPC-H SF1
 one) and a table of shuffled int64 keys written by lakesieve's own writer;
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lakesieve.bench.timeline import upsert_orders
+from lakesieve_bench.timeline import upsert_orders
 
 #: How :func:`shuffled_key` maps a row number to a key: its 64-bit hash
 #: (``hash``, the default) or ``(n * LATTICE_MULTIPLIER) mod 2**32`` (``lattice``,

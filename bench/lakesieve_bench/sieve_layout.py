@@ -15,7 +15,7 @@ and, on the SAME built index, its stored size and both lookup paths:
 
 Usage::
 
-    python -m lakesieve.bench.sieve_layout --scale 1 --layouts sorted,interleaved \
+    python -m lakesieve_bench.sieve_layout --scale 1 --layouts sorted,interleaved \
         --workdir bench-data --json sieve.json
 """
 
@@ -32,7 +32,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lakesieve.bench.full import FullConfig, write_table
+from lakesieve_bench.full import FullConfig, write_table
 
 
 class _Vectorised:
@@ -54,7 +54,6 @@ def _column(
     spark: Any, relation: Any, ptable: Any, col: str, cfg: FullConfig, rows_hint: int | None
 ) -> dict[str, Any]:
     """Sort, build, stored size and both lookup paths for one column."""
-    from lakesieve.bench.queries import KINDS, make_queries, sample_keys
     from lakesieve.contract import registry
     from lakesieve.expressions import bind, resolve_column
     from lakesieve.files.ipc_files import stored_size
@@ -63,6 +62,8 @@ def _column(
     from lakesieve.state.loaded import LoadedIndex
     from lakesieve.store.index_log import IndexDefinition
     from pyspark.sql import functions as F
+
+    from lakesieve_bench.queries import KINDS, make_queries, sample_keys
 
     schema = ptable.schema()
     snapshot = ptable.snapshot()
@@ -130,11 +131,12 @@ def run(
     cfg: FullConfig, fmt: str, say: Callable[[str], None], json_path: str | None
 ) -> dict[str, Any]:
     """Measure every layout of ``cfg`` (tables reused when ``cfg`` says so), checkpointing to JSON."""
-    from lakesieve.bench.full import LAYOUT_COLUMNS
-    from lakesieve.bench.tpch import generate_lineitem, with_layout
+    from lakesieve.demo.tpch import generate_lineitem, with_layout
     from lakesieve.model import LOCATION_COLUMN
     from lakesieve.spark.session import get_spark
     from lakesieve.table import open as open_table
+
+    from lakesieve_bench.full import LAYOUT_COLUMNS
 
     out: dict[str, Any] = {
         "started": time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -272,7 +274,7 @@ def main(argv: list[str] | None = None) -> int:
         "--stages",
         metavar="PARQUET",
         help="instead: where a Sieve build's time goes against a Spark sort, on this TPC-H "
-        "lineitem file (lakesieve.bench.sieve_stages)",
+        "lineitem file (lakesieve_bench.sieve_stages)",
     )
     p.add_argument("--columns", default="l_orderkey,l_partkey,l_shipdate", help="with --stages")
     p.add_argument("--groups", type=int, default=64, help="with --stages: locations")
@@ -282,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(synthetic(), indent=1))
         return 0
     if args.stages:
-        from lakesieve.bench import sieve_stages as bench_stages
+        from lakesieve_bench import sieve_stages as bench_stages
 
         figures = bench_stages.run(args.stages, args.columns.split(","), args.groups, args.repeat)
         text = json.dumps(figures, indent=1)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lakesieve.bench.full import (
+from lakesieve_bench.full import (
     E2E_COLUMN,
     LAYOUT_COLUMNS,
     PRODUCT_INDEX,
@@ -16,7 +16,7 @@ from lakesieve.bench.full import (
     FullConfig,
     mean,
 )
-from lakesieve.bench.full_reads import Reader, agg_rows, arrow_reads, buckets, spark_action_floor
+from lakesieve_bench.full_reads import Reader, agg_rows, arrow_reads, buckets, spark_action_floor
 
 
 def _native_figures(native: Any, runs: list[ColumnRun], cfg: FullConfig) -> dict[str, Any]:
@@ -41,10 +41,11 @@ def format_phase(
     memory_probe: bool,
 ) -> tuple[dict[str, int], dict[int, list[Any]]]:
     """Per format x layout: layout check, native pruning, product Sieve build, end-to-end reads."""
-    from lakesieve.bench.memory import jvm_peak_bytes, lookup_memory, measure
-    from lakesieve.bench.native import native_stats
     from lakesieve.errors import LakesieveError
     from lakesieve.table import open as open_table
+
+    from lakesieve_bench.memory import jvm_peak_bytes, lookup_memory, measure
+    from lakesieve_bench.native import native_stats
 
     columns = LAYOUT_COLUMNS[layout]
     table = open_table(path)

@@ -1,6 +1,6 @@
 """Markdown and charts of the full benchmark's figures.
 
-:func:`render_markdown` turns :func:`lakesieve.bench.full_run.run_full`'s dict
+:func:`render_markdown` turns :func:`lakesieve_bench.full_run.run_full`'s dict
 into the section kept in ``BENCHMARKS.md`` between
 ``<!-- bench:full:start -->`` and ``<!-- bench:full:end -->``;
 :func:`update_section` replaces that section (or appends it);
@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lakesieve.bench.queries import KINDS
+from lakesieve_bench.queries import KINDS
 
 START = "<!-- bench:full:start -->"
 END = "<!-- bench:full:end -->"

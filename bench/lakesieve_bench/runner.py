@@ -1,18 +1,18 @@
 """``lakesieve bench``: its options, and running the suite they name.
 
-The suites: ``full`` (:mod:`lakesieve.bench.full`, the default), ``skeleton``
-(:mod:`lakesieve.bench.skeleton`), ``formats`` (:mod:`lakesieve.bench.formats`)
-and ``timeline`` (:mod:`lakesieve.bench.timeline`). Figures are printed as JSON,
+The suites: ``full`` (:mod:`lakesieve_bench.full`, the default), ``skeleton``
+(:mod:`lakesieve_bench.skeleton`), ``formats`` (:mod:`lakesieve_bench.formats`)
+and ``timeline`` (:mod:`lakesieve_bench.timeline`). Figures are printed as JSON,
 reported as ratios and counts.
 
 Three focused benches keep their own options and are reached through the same
 command, so that every figure of BENCHMARKS.md has one ``lakesieve bench``
-line: ``--suite build-cost`` (:mod:`lakesieve.bench.build_cost`, index builds
-against a Spark sort), ``--suite spark-paths`` (:mod:`lakesieve.bench.spark_paths`,
+line: ``--suite build-cost`` (:mod:`lakesieve_bench.build_cost`, index builds
+against a Spark sort), ``--suite spark-paths`` (:mod:`lakesieve_bench.spark_paths`,
 ``Table.read`` and the data source against a plain Spark read) and
-``--suite sieve-layout`` (:mod:`lakesieve.bench.sieve_layout`, the
+``--suite sieve-layout`` (:mod:`lakesieve_bench.sieve_layout`, the
 Sieve's stored size and warm lookups) and ``--suite upkeep``
-(:mod:`lakesieve.bench.index_upkeep`, index bytes after refresh and after
+(:mod:`lakesieve_bench.index_upkeep`, index bytes after refresh and after
 compaction against a fresh build). Every argument after ``--suite NAME``
 goes to that bench (``lakesieve bench --suite build-cost --help`` lists them).
 """
@@ -24,8 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lakesieve.bench.formats import run_formats
-from lakesieve.bench.skeleton import run_skeleton
+from lakesieve_bench.formats import run_formats
+from lakesieve_bench.skeleton import run_skeleton
 
 
 def _say(msg: str) -> None:
@@ -36,10 +36,10 @@ SUITES = ("full", "skeleton", "formats", "timeline")
 
 #: Suites with options of their own: name -> module whose ``main(argv)`` runs it.
 DELEGATED = {
-    "build-cost": "lakesieve.bench.build_cost",
-    "spark-paths": "lakesieve.bench.spark_paths",
-    "sieve-layout": "lakesieve.bench.sieve_layout",
-    "upkeep": "lakesieve.bench.index_upkeep",
+    "build-cost": "lakesieve_bench.build_cost",
+    "spark-paths": "lakesieve_bench.spark_paths",
+    "sieve-layout": "lakesieve_bench.sieve_layout",
+    "upkeep": "lakesieve_bench.index_upkeep",
 }
 
 
@@ -73,7 +73,7 @@ def run_delegated(argv: list[str]) -> int | None:
 
 
 def add_arguments(p: Any) -> None:
-    """The options of ``lakesieve bench`` (shared by the CLI and ``python -m lakesieve.bench.runner``)."""
+    """The options of ``lakesieve bench`` (shared by the CLI and ``python -m lakesieve_bench.runner``)."""
     p.add_argument(
         "--suite",
         default="full",
@@ -147,7 +147,7 @@ def add_arguments(p: Any) -> None:
 
 
 def _full_config(args: Any) -> Any:
-    from lakesieve.bench.full import FullConfig, quick_config
+    from lakesieve_bench.full import FullConfig, quick_config
 
     cfg = (
         quick_config(args.workdir, args.seed)
@@ -202,7 +202,7 @@ def run(args: Any) -> int:
     elif args.suite == "skeleton":
         figures = run_skeleton(scale, args.workdir, queries)
     elif args.suite == "timeline":
-        from lakesieve.bench.timeline import TABLE_KINDS, run_timeline
+        from lakesieve_bench.timeline import TABLE_KINDS, run_timeline
 
         kinds = tuple(k.strip() for k in str(args.table_types).split(",") if k.strip())
         unknown = [k for k in kinds if k not in TABLE_KINDS]
@@ -222,9 +222,9 @@ def run(args: Any) -> int:
             refresh_repeats=max(0, args.refresh_repeats),
         )
     else:
-        from lakesieve.bench.full_run import run_full
-        from lakesieve.bench.full_targets import to_text
-        from lakesieve.bench.report import render_markdown, update_section, write_charts
+        from lakesieve_bench.full_run import run_full
+        from lakesieve_bench.full_targets import to_text
+        from lakesieve_bench.report import render_markdown, update_section, write_charts
 
         def partial(figs: dict[str, Any]) -> None:
             if args.json_path:
@@ -241,7 +241,7 @@ def run(args: Any) -> int:
                 ) from exc
             if figures.get("suite") != "full":
                 raise LakesieveError(f"--from-json {args.from_json!r} holds no full-suite figures")
-            from lakesieve.bench.full_targets import targets
+            from lakesieve_bench.full_targets import targets
 
             figures["targets"] = targets(figures)  # derived: stated as this version states them
         else:
@@ -274,7 +274,7 @@ def run(args: Any) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m lakesieve.bench.runner [--suite full|skeleton|formats] ...``."""
+    """``python -m lakesieve_bench.runner [--suite full|skeleton|formats] ...``."""
     import argparse
 
     args = sys.argv[1:] if argv is None else argv

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from lakesieve.bench.queries import BenchQuery
+from lakesieve_bench.queries import BenchQuery
 
 
 def local_path(table: Any, unit: Any) -> str | None:
@@ -27,9 +27,10 @@ def buckets(
 ) -> tuple[dict[str, int], dict[int, list[Any]]]:
     """``location -> bucket`` and ``bucket -> [rows, (min, max) per column]`` from the data files' footers."""
     import pyarrow.parquet as pq
-    from lakesieve.bench.native import footer_bounds
-    from lakesieve.bench.tpch import BUCKET_COLUMN
+    from lakesieve.demo.tpch import BUCKET_COLUMN
     from lakesieve.errors import LakesieveError
+
+    from lakesieve_bench.native import footer_bounds
 
     loc_bucket: dict[str, int] = {}
     per_bucket: dict[int, list[Any]] = {}

@@ -33,18 +33,18 @@ The tables:
   bucketed file groups, record key ``l_orderkey, l_linenumber``), indexed on
   ``l_orderkey``; the upsert rewrites every line of 1% of the orders (adding
   1 to ``l_quantity``), as the timeline suite's upserts do
-  (:func:`lakesieve.bench.timeline.upsert_orders`): no key changes its location;
+  (:func:`lakesieve_bench.timeline.upsert_orders`): no key changes its location;
 * ``sf1-inserts``: the same table, the upsert updating 2/3 of 1% of the
-  orders that way and inserting 1/3 as new orders (:func:`~lakesieve.bench.upkeep_data.sf1_insert_upsert`);
+  orders that way and inserting 1/3 as new orders (:func:`~lakesieve_bench.upkeep_data.sf1_insert_upsert`);
 * ``shuffled``: ``rows`` rows of a shuffled int64 key ``id`` (by default the
-  row number's 64-bit hash, see :func:`~lakesieve.bench.upkeep_data.shuffled_key`; ``--keys lattice``
+  row number's 64-bit hash, see :func:`~lakesieve_bench.upkeep_data.shuffled_key`; ``--keys lattice``
   for a multiplicative bijection) and two payload columns, written as a
   Hudi table of 64 file groups bucketed on ``id``; the upsert updates 2/3 of
   1% of the rows (random existing ids) and inserts 1/3 of 1% new ids.
 
 Usage::
 
-    python -m lakesieve.bench.index_upkeep --sf1-source bench-data/paths-sf1/hudi \\
+    python -m lakesieve_bench.index_upkeep --sf1-source bench-data/paths-sf1/hudi \\
         --fresh-builds 3 --workdir bench-data/upkeep --json docs/benchmarks/index-upkeep-sf1.json
 
 (or ``lakesieve bench --suite upkeep`` with the same options).
@@ -60,7 +60,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lakesieve.bench.upkeep_data import (
+from lakesieve_bench.upkeep_data import (
     KEY_KINDS,
     Upsert,
     compare,
@@ -302,7 +302,7 @@ def run(
     """The figures of the ``tables`` (the SF1 ones copy ``sf1_source``, never changing it).
 
     ``checkpoint`` is called with the figures so far after each table;
-    ``keys`` is the shuffled table's key kind (:func:`~lakesieve.bench.upkeep_data.shuffled_key`).
+    ``keys`` is the shuffled table's key kind (:func:`~lakesieve_bench.upkeep_data.shuffled_key`).
     """
     from lakesieve.spark.session import get_spark
 
@@ -414,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
         fresh_builds=max(1, args.fresh_builds),
         keys=args.keys,
     )
-    figures["command"] = "python -m lakesieve.bench.index_upkeep " + " ".join(
+    figures["command"] = "python -m lakesieve_bench.index_upkeep " + " ".join(
         argv if argv is not None else sys.argv[1:]
     )
     text = json.dumps(figures, indent=1, default=str)

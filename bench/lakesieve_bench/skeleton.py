@@ -72,8 +72,8 @@ def run_skeleton(
     scale: float = 1.0, workdir: str = "bench-data", queries: int = 200, seed: int = 42
 ) -> dict[str, Any]:
     """Run the skeleton benchmark and return its figures."""
-    from lakesieve.bench.tpch import generate_lineitem, write_interleaved_hudi
     from lakesieve.contract.registry import table_format
+    from lakesieve.demo.tpch import generate_lineitem, write_interleaved_hudi
     from lakesieve.model import LOCATION_COLUMN
     from lakesieve.spark.session import get_spark
     from lakesieve.table import open as open_table

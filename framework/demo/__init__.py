@@ -1,25 +1,18 @@
-"""Benchmarks, the demo, TPC-H data and charts: the ``bench`` extra of lakesieve.
+"""``lakesieve demo`` and the ``bench`` extra it needs: the main job, end to end.
+
+The demo belongs to the product (the README's first command after the
+install); the benchmarks live in their own distribution, ``lakesieve-bench``
+(the repository's ``bench/`` folder), which imports :mod:`.tpch` from here.
 
 Nothing here is needed to open tables, build, list or refresh indexes, query
-or compare index types; the modules of this package need what
+or compare index types; running the demo needs what
 ``pip install 'lakesieve[bench]'`` adds (matplotlib, pandas and
-``tpchgen-cli``). The core imports them only inside the commands that use
-them (``lakesieve bench``, ``lakesieve demo``, ``lakesieve compare --html``),
-each of which first calls :func:`require_extra`.
+``tpchgen-cli``). The core imports these modules only inside the commands
+that use them (``lakesieve demo``, ``lakesieve bench``, ``lakesieve compare
+--html``), each of which first calls :func:`require_extra`.
 
-Modules: ``runner`` (``lakesieve bench``: its options, and running a suite),
-``skeleton`` and ``formats`` (the earlier suites), ``full`` (the full suite:
-every format, layout and index type; its settings and per-layout phase), with
-``full_formats`` (its per-format phase), ``full_reads`` (its timed reads),
-``full_run`` (one run of it) and ``full_targets`` (its figures against the
-targets), ``queries``
-(the query kinds and their seeded sets), ``truth`` (the true answer of each
-query), ``native`` (each format's own pruning), ``memory`` (peak memory of
-builds and lookups), ``timeline`` (a table growing commit by commit),
-``report`` (the markdown section and charts of the full suite), ``demo``
-(``lakesieve demo``), ``tpch`` (TPC-H lineitem and its layouts),
-``compare_report`` (the self-contained HTML report of ``lakesieve compare``)
-with ``compare_charts`` (its charts).
+Modules: ``run`` (``lakesieve demo``) and ``tpch`` (TPC-H lineitem and the
+table layouts the demo and the benchmarks use).
 """
 
 from __future__ import annotations
@@ -50,7 +43,7 @@ def _importable(module: str) -> bool:
 
 def _tpchgen_found() -> bool:
     """Whether the ``tpchgen-cli`` program is on the path or beside this Python."""
-    from lakesieve.bench.tpch import tpchgen_program
+    from lakesieve.demo.tpch import tpchgen_program
 
     try:
         tpchgen_program()

@@ -22,7 +22,7 @@ bar: at most 10%), the engine each refresh says it used, the locations
 (files, file groups) of the snapshot after the upsert, and whether the two refreshed indexes select the
 same locations on point and range queries.
 
-Run: ``python -m lakesieve.bench.cli_upkeep --workdir bench-data --json out.json``.
+Run: ``python -m lakesieve_bench.cli_upkeep --workdir bench-data --json out.json``.
 """
 
 from __future__ import annotations
@@ -245,7 +245,7 @@ def run(
 
 def main(argv: list[str] | None = None) -> int:
     """Command line of the benchmark."""
-    parser = argparse.ArgumentParser(prog="python -m lakesieve.bench.cli_upkeep")
+    parser = argparse.ArgumentParser(prog="python -m lakesieve_bench.cli_upkeep")
     parser.add_argument(
         "--source",
         default="bench-data/paths-sf1/hudi",

@@ -43,7 +43,7 @@ def _native_files(fmt: str, path: Path) -> list[tuple[str, int, int]]:
                 data["path"], data["min.l_orderkey"], data["max.l_orderkey"], strict=True
             )
         ]
-    from lakesieve.bench.native import iceberg_table
+    from lakesieve_bench.native import iceberg_table
 
     tbl = iceberg_table(str(path))
     field_id = tbl.schema().find_field("l_orderkey").field_id
@@ -82,8 +82,9 @@ def _native_counts(
         p = [sum(1 for lo, hi in bounds if lo <= k <= hi) for k in points]
         r = [sum(1 for lo, hi in bounds if lo <= b and a <= hi) for a, b in ranges]
         return p, r, "deltalake get_add_actions min/max per file"
-    from lakesieve.bench.native import iceberg_table
     from pyiceberg import expressions
+
+    from lakesieve_bench.native import iceberg_table
 
     ex: Any = expressions
     tbl = iceberg_table(str(path))
@@ -151,7 +152,7 @@ def _run_format(
 ) -> None:
     import shutil
 
-    from lakesieve.bench.tpch import BUCKET_COLUMN
+    from lakesieve.demo.tpch import BUCKET_COLUMN
     from lakesieve.model import WriteOptions
     from lakesieve.table import open as open_table
     from lakesieve.table import write
@@ -279,7 +280,7 @@ def run_formats(
     """Issue 4's "done when": the interleaved lineitem as Delta and as Iceberg, Sieve vs each format's own stats."""
     import numpy as np
     import pyarrow.parquet as pq
-    from lakesieve.bench.tpch import (
+    from lakesieve.demo.tpch import (
         BUCKET_COLUMN,
         RUN_COLUMN,
         generate_lineitem,

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from lakesieve.bench.full import (
+from lakesieve_bench.full import (
     FORMATS,
     INDEX_TYPES,
     LAYOUT_COLUMNS,
@@ -19,9 +19,9 @@ from lakesieve.bench.full import (
     layout_phase,
     write_table,
 )
-from lakesieve.bench.full_formats import format_phase
-from lakesieve.bench.full_targets import correctness, targets
-from lakesieve.bench.queries import KINDS
+from lakesieve_bench.full_formats import format_phase
+from lakesieve_bench.full_targets import correctness, targets
+from lakesieve_bench.queries import KINDS
 
 
 def machine() -> dict[str, Any]:
@@ -55,7 +55,7 @@ def run_full(
 
     ``checkpoint`` is called with the figures so far after every layout.
     """
-    from lakesieve.bench.tpch import LAYOUT_DESCRIPTIONS, LAYOUTS, generate_lineitem
+    from lakesieve.demo.tpch import LAYOUT_DESCRIPTIONS, LAYOUTS, generate_lineitem
     from lakesieve.errors import LakesieveError
     from lakesieve.spark.session import get_spark
 
@@ -142,7 +142,7 @@ def _run_layout(
     say: Callable[[str], None],
 ) -> None:
     """Write one layout in every format and measure it."""
-    from lakesieve.bench.tpch import with_layout
+    from lakesieve.demo.tpch import with_layout
     from lakesieve.table import open as open_table
 
     t0 = time.perf_counter()
