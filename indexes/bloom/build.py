@@ -3,7 +3,7 @@
 Build with the locations known (the framework's builds), one shuffle:
 
 1. Each row becomes ``(key, code)``, ``code`` being Spark's ``xxhash64`` of
-   its location (:mod:`lakesieve.keys.location_codes`: no join, no name in the
+   its location (:class:`~lakesieve.sdk.keys.LocationCodes`: no join, no name in the
    shuffle).
 2. ``repartition(code)`` brings all rows of a location into one task, whose
    Python side (:func:`filters_of_coded`) hashes the keys batch by batch
@@ -51,12 +51,17 @@ from lakesieve.indexes.bloom.filters import filter_shape, make_bits
 from lakesieve.indexes.bloom.hashing import key_hashes
 from lakesieve.indexes.bloom.params import INDEX_TYPE, parse_bloom_options
 from lakesieve.indexes.bloom.storage import FILTER_ROW_DDL, to_built
-from lakesieve.keys.key_order import KeyOrder
-from lakesieve.keys.location_codes import CODE_COLUMN, LocationCodes, code_column
-from lakesieve.keys.location_ids import location_names, with_location_ids
-from lakesieve.keys.unique import unique_ints
-from lakesieve.model import BuiltIndex
-from lakesieve.spark.session import default_parallelism
+from lakesieve.sdk import BuiltIndex
+from lakesieve.sdk.keys import (
+    CODE_COLUMN,
+    KeyOrder,
+    LocationCodes,
+    code_column,
+    location_names,
+    unique_ints,
+    with_location_ids,
+)
+from lakesieve.sdk.spark import default_parallelism
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

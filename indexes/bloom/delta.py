@@ -30,7 +30,7 @@ from lakesieve.indexes.bloom.build import filter_rows_local, filters_spark
 from lakesieve.indexes.bloom.lookup import BloomIndex, load_index
 from lakesieve.indexes.bloom.params import parse_bloom_options
 from lakesieve.indexes.bloom.storage import to_built
-from lakesieve.model import BuiltIndex
+from lakesieve.sdk import BuiltIndex
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -5,7 +5,7 @@ numpy code that runs unchanged in Spark's Python workers (build) and on the
 driver (lookup), so both sides agree bit for bit:
 
 - integers, booleans, dates, timestamps, decimals up to 18 digits, floats
-  and doubles: the int64 of :func:`lakesieve.keys.key_arrays.map_keys_arrow` (exact for
+  and doubles: the int64 of :func:`lakesieve.sdk.keys.map_keys_arrow` (exact for
   these types; ``-0.0``/``0.0`` and all NaNs share one value, as Spark
   compares them equal), through :func:`mix64` after xor with a seed — a
   bijection, so distinct keys never share a hash;
@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.keys.key_order import KeyOrder
+from lakesieve.sdk.keys import KeyOrder
 
 __all__ = ["HASH_SCHEME", "key_hashes", "mix64", "probe_step", "value_hashes"]
 
@@ -141,7 +141,7 @@ def value_hashes(value: Any, order: KeyOrder) -> list[int]:
     empty when no value of the column can equal it, as Spark compares them: a
     value between two column values (``1.5`` on an integer column, a double
     no float32 equals on a ``float`` column; see
-    :class:`~lakesieve.keys.key_order.QueryForms`), or a decimal
+    :class:`~lakesieve.sdk.keys.QueryForms`), or a decimal
     beyond 38 digits.
 
     Raises:

@@ -18,14 +18,13 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.files.ipc_files import stored_size
 from lakesieve.indexes.bloom.filters import MAX_HASHES, probe_locations
 from lakesieve.indexes.bloom.hashing import HASH_SCHEME, value_hashes
 from lakesieve.indexes.bloom.params import INDEX_TYPE
 from lakesieve.indexes.bloom.storage import FILTERS_SCHEMA, FORMAT_VERSION
-from lakesieve.keys.key_order import KeyOrder
-from lakesieve.keys.unique import unique_ints
-from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
+from lakesieve.sdk import BuiltIndex, KeyQuery, LookupResult
+from lakesieve.sdk.index_files import stored_size
+from lakesieve.sdk.keys import KeyOrder, unique_ints
 
 
 class BloomFormatError(ValueError):

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from lakesieve.contract.index_options import OptionSpec, parse_options
+from lakesieve.sdk import OptionSpec, parse_options
 
 INDEX_TYPE = "bloom"
 

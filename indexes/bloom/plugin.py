@@ -3,7 +3,7 @@
 Registered through the ``lakesieve`` entry-point group
 (``bloom = "lakesieve.indexes.bloom.plugin"``), exactly like a third-party index
 type. Lookup and describe are answered by the loaded index object
-(:class:`~lakesieve.contract.plugin_base.IndexTypeBase`).
+(:class:`~lakesieve.sdk.IndexTypeBase`).
 """
 
 from __future__ import annotations
@@ -12,21 +12,18 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lakesieve.contract.hookspecs import hookimpl
-from lakesieve.contract.plugin_base import IndexTypeBase
 from lakesieve.indexes.bloom.params import INDEX_TYPE, parse_bloom_options
-from lakesieve.keys.key_order import KeyOrder
-from lakesieve.keys.location_renames import renamed_rows
+from lakesieve.sdk import IndexTypeBase, hookimpl
+from lakesieve.sdk.keys import KeyOrder, renamed_rows
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from lakesieve.contract.protocols import IndexType
-    from lakesieve.model import BuiltIndex
+    from lakesieve.sdk import BuiltIndex, IndexType
     from pyspark.sql import DataFrame, SparkSession
 
 
 class BloomIndexType(IndexTypeBase):
-    """The ``bloom`` index type; see :class:`lakesieve.contract.protocols.IndexType` for each method's contract."""
+    """The ``bloom`` index type; see :class:`lakesieve.sdk.IndexType` for each method's contract."""
 
     name = INDEX_TYPE
 

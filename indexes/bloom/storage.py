@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from lakesieve.indexes.bloom.hashing import HASH_SCHEME
-from lakesieve.model import BuiltIndex
+from lakesieve.sdk import BuiltIndex
 
 FORMAT_VERSION = 1
 

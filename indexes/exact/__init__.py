@@ -9,10 +9,10 @@ Spark writes, ``build.py`` the Spark build, ``lookup.py`` and
 ``partitioned.py`` lookups, ``loading.py`` loading, ``delta.py`` incremental changes and ``plugin.py`` the
 hooks.
 
-What it shares with the zonemap and bloom types lives in the framework:
-:mod:`lakesieve.keys.key_order` (exact comparison forms of key values),
-:mod:`lakesieve.contract.index_options` (typed option parsing) and
-:mod:`lakesieve.files.ipc_files` (stored sizes).
+What it shares with the zonemap and bloom types comes from the plugin SDK:
+:class:`~lakesieve.sdk.keys.KeyOrder` (exact comparison forms of key values),
+:func:`~lakesieve.sdk.parse_options` (typed option parsing) and
+:mod:`lakesieve.sdk.index_files` (stored sizes, files written by Spark tasks).
 """
 
 from __future__ import annotations

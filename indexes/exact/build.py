@@ -7,7 +7,7 @@ Otherwise, or when the rows name a location the build was not told of, the
 format-2 pipeline below runs; for a relation of ``(key, location)`` rows:
 
 1. With the locations known (the snapshot's), each row's location travels
-   as Spark's ``xxhash64`` of its name (:mod:`lakesieve.keys.location_codes`: a
+   as Spark's ``xxhash64`` of its name (:class:`~lakesieve.sdk.keys.LocationCodes`: a
    per-row hash, no join), which the tasks turn into the location. A task
    that meets a code of no known location writes nothing and says so; the
    driver then removes the files the other tasks wrote and runs the job again
@@ -36,7 +36,7 @@ format-2 pipeline below runs; for a relation of ``(key, location)`` rows:
 
 Called without a staging area (an in-process call, tests), the tasks write
 into a temporary folder and the files are read back into memory
-(:func:`lakesieve.store.task_files.local_staging`).
+(:func:`lakesieve.sdk.index_files.local_staging`).
 """
 
 from __future__ import annotations
@@ -51,7 +51,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.files.ipc_files import read_ipc
 from lakesieve.indexes.exact import partitions, spark_files
 from lakesieve.indexes.exact.params import INDEX_TYPE, parse_exact_options
 from lakesieve.indexes.exact.partitions import (
@@ -61,17 +60,16 @@ from lakesieve.indexes.exact.partitions import (
     split_ranges,
     write_partitions,
 )
-from lakesieve.keys.key_order import KeyOrder
-from lakesieve.keys.location_codes import CODE_COLUMN, LocationCodes, code_column
-from lakesieve.keys.location_ids import with_location_ids
-from lakesieve.model import BuiltIndex
-from lakesieve.store.task_files import (
+from lakesieve.sdk import BuiltIndex
+from lakesieve.sdk.index_files import (
     StagingArea,
     current_staging,
     local_staging,
     read_back,
+    read_ipc,
     with_paths,
 )
+from lakesieve.sdk.keys import CODE_COLUMN, KeyOrder, LocationCodes, code_column, with_location_ids
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

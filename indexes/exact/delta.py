@@ -31,7 +31,7 @@ from lakesieve.indexes.exact.build import layout_on_driver
 from lakesieve.indexes.exact.loading import all_pairs
 from lakesieve.indexes.exact.params import parse_exact_options
 from lakesieve.indexes.exact.partitioned import PartitionedExactIndex
-from lakesieve.model import BuiltIndex
+from lakesieve.sdk import BuiltIndex
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -16,14 +16,14 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
-from lakesieve.files.ipc_files import ipc_size
 from lakesieve.indexes.exact.lookup import ExactFormatError, check
 from lakesieve.indexes.exact.params import INDEX_TYPE
 from lakesieve.indexes.exact.partitioned import PartitionedExactIndex, load_partitioned
 from lakesieve.indexes.exact.partitions import PARTITIONED_FORMAT
 from lakesieve.indexes.exact.spark_files import SPARK_FILES_FORMAT, codes_of_table
-from lakesieve.keys.key_order import KeyOrder
-from lakesieve.model import BuiltIndex
+from lakesieve.sdk import BuiltIndex
+from lakesieve.sdk.index_files import ipc_size
+from lakesieve.sdk.keys import KeyOrder
 
 
 def load_index(built: BuiltIndex) -> PartitionedExactIndex:

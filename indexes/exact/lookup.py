@@ -7,12 +7,12 @@ non-null keys, sorted in the column's order and kept whole in their own type
 of its first entry; the ``(location id, rows)`` entries, sorted by location
 id within a key; and the rows with a null key per location.
 
-Points and range bounds become comparison forms (:mod:`lakesieve.keys.key_order`) and are
+Points and range bounds become comparison forms (:class:`~lakesieve.sdk.keys.KeyOrder`) and are
 binary-searched in the sorted distinct keys (``numpy.searchsorted``); the
 entries of the keys found give the locations. Every answer is exactly the set
 of locations holding a matching row. A query value that is not a value of
 the column (``1.5`` on an integer column) is widened to its neighbouring
-column values (:class:`~lakesieve.keys.key_order.QueryForms`),
+column values (:class:`~lakesieve.sdk.keys.QueryForms`),
 which may add locations: a superset.
 
 Decoding checks key order, ids and counts before use, so a corrupt or
@@ -27,9 +27,8 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.keys.key_order import KeyOrder
-from lakesieve.keys.unique import unique_ints
-from lakesieve.model import KeyQuery
+from lakesieve.sdk import KeyQuery
+from lakesieve.sdk.keys import KeyOrder, unique_ints
 
 
 class ExactFormatError(ValueError):

@@ -9,7 +9,7 @@ exact answer; the union is the index's answer. Loaded partitions stay in a
 least-recently-used cache bounded by :data:`CACHE_BYTES` of stored bytes.
 
 A partition that is missing, fails its checksum, or is inconsistent raises
-:class:`~lakesieve.errors.IndexCorruptError` from the lookup: the planner
+:class:`~lakesieve.sdk.IndexCorruptError` from the lookup: the planner
 then reads every location and warns, never answering from half an index.
 """
 
@@ -22,14 +22,12 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.errors import IndexCorruptError
 from lakesieve.indexes.exact.lookup import ExactFormatError, ExactIndex, check
 from lakesieve.indexes.exact.params import INDEX_TYPE
 from lakesieve.indexes.exact.spark_files import partition_from_codes
-from lakesieve.keys.key_order import KeyOrder
-from lakesieve.keys.location_codes import LocationCodes
-from lakesieve.model import KeyQuery, LookupResult
-from lakesieve.store.task_files import ON_DEMAND_PREFIX
+from lakesieve.sdk import IndexCorruptError, KeyQuery, LookupResult
+from lakesieve.sdk.index_files import ON_DEMAND_PREFIX
+from lakesieve.sdk.keys import KeyOrder, LocationCodes
 
 #: Stored bytes of partitions kept loaded at most (one partition is always kept).
 CACHE_BYTES = 256 * 1024 * 1024

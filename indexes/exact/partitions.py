@@ -2,14 +2,14 @@
 
 An exact index of format 2 is a small ``manifest`` (read when the index is
 loaded) plus one ``part-<n>`` file per key range (read when a query's keys
-fall in its range; see :mod:`lakesieve.store.task_files`):
+fall in its range; see :mod:`lakesieve.sdk.index_files`):
 
 ================  ==================================================================
 ``part-<n>``      one row per (key, location) pair of the range: ``key`` (the
                   column's Arrow type; null for the rows of null keys),
                   ``location`` (dictionary of strings), ``count`` (int64 rows,
                   positive). Non-null keys come first, sorted in the column's
-                  order (:mod:`lakesieve.keys.key_order`), then by location name;
+                  order (:class:`~lakesieve.sdk.keys.KeyOrder`), then by location name;
                   null keys last, one row per location.
 ``manifest``      one row per partition: ``file``, ``low``/``high`` (the least
                   and greatest non-null key, in the column's type; null when the
@@ -34,10 +34,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from lakesieve.keys.key_order import KeyOrder
-from lakesieve.keys.location_codes import LocationCodes
-from lakesieve.keys.location_ids import location_names
-from lakesieve.store.task_files import ON_DEMAND_PREFIX, ipc_file_bytes, write_task_file
+from lakesieve.sdk.index_files import ON_DEMAND_PREFIX, ipc_file_bytes, write_task_file
+from lakesieve.sdk.keys import KeyOrder, LocationCodes, location_names
 
 #: Format version of an index of key-range partitions and a manifest (stored in its meta).
 PARTITIONED_FORMAT = 2
@@ -216,10 +214,10 @@ def write_partitions(
 ) -> Iterator[pa.RecordBatch]:
     """The ``mapInArrow`` body of the build: lay out this task's key range and write its file.
 
-    Rows are ``key``, ``loc_id``, ``loc_name`` (see :mod:`lakesieve.keys.location_ids`)
+    Rows are ``key``, ``loc_id``, ``loc_name`` (see :func:`~lakesieve.sdk.keys.with_location_ids`)
     and, optionally, ``cnt`` (1 when absent: raw rows); pairs are summed
     here. With ``codes``, rows are ``key``, ``code``, ``cnt`` instead
-    (:mod:`lakesieve.keys.location_codes`), and a code that is no known
+    (:class:`~lakesieve.sdk.keys.LocationCodes`), and a code that is no known
     location's makes the task yield a row with a null ``file`` and write
     nothing. Rows of null keys are counted per location as batches stream by,
     so a column of mostly nulls (all in one range) costs no memory. Yields one

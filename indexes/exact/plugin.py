@@ -3,7 +3,7 @@
 Registered through the ``lakesieve`` entry-point group
 (``exact = "lakesieve.indexes.exact.plugin"``), exactly like a third-party index
 type. Lookup and describe are answered by the loaded index object
-(:class:`~lakesieve.contract.plugin_base.IndexTypeBase`).
+(:class:`~lakesieve.sdk.IndexTypeBase`).
 """
 
 from __future__ import annotations
@@ -11,20 +11,18 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from lakesieve.contract.hookspecs import hookimpl
-from lakesieve.contract.plugin_base import IndexTypeBase
 from lakesieve.indexes.exact.params import INDEX_TYPE, parse_exact_options
-from lakesieve.keys.key_order import KeyOrder
+from lakesieve.sdk import IndexTypeBase, hookimpl
+from lakesieve.sdk.keys import KeyOrder
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from lakesieve.contract.protocols import IndexType
-    from lakesieve.model import BuiltIndex
+    from lakesieve.sdk import BuiltIndex, IndexType
     from pyspark.sql import DataFrame, SparkSession
 
 
 class ExactIndexType(IndexTypeBase):
-    """The ``exact`` index type; see :class:`lakesieve.contract.protocols.IndexType` for each method's contract."""
+    """The ``exact`` index type; see :class:`lakesieve.sdk.IndexType` for each method's contract."""
 
     name = INDEX_TYPE
 

@@ -6,7 +6,7 @@ sort cost more than the whole Spark sort the build is measured against. In
 format 3 no Python runs in the tasks:
 
 1. Each row's location travels as Spark's ``xxhash64`` code of its name
-   (:mod:`lakesieve.keys.location_codes`).
+   (:class:`~lakesieve.sdk.keys.LocationCodes`).
 2. ``repartitionByRange`` on the key (the same shuffle a sort makes), and
    Spark writes each range, rows as they come, as one ORC file of ``key``,
    ``code`` and ``part`` (the range's number) into a hidden folder of the
@@ -16,7 +16,7 @@ format 3 no Python runs in the tasks:
    under a table's folders for a base file, and an index root usually lies
    inside the table.
 3. Each file's bounds: for integer keys of raw rows (:func:`footer_bounds`)
-   from the file's ORC footer (:mod:`lakesieve.files.orc_footer`: row count,
+   from the file's ORC footer (:func:`~lakesieve.sdk.index_files.read_file_stats`: row count,
    non-null values, least and greatest key, exact for integers), with the
    location codes Spark saw collected as it wrote (an ``observe`` on the
    write); otherwise, or when a footer cannot be read, a second small job
@@ -53,13 +53,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.files.ipc_files import ipc_size
-from lakesieve.files.orc_footer import OrcFooterError, read_file_stats
 from lakesieve.indexes.exact.partitions import file_name, layout_ids, manifest_from_rows
-from lakesieve.keys.key_order import KeyOrder
-from lakesieve.keys.location_codes import LocationCodes, code_column
-from lakesieve.keys.unique import unique_ints
-from lakesieve.store.task_files import ORC_SUFFIX, StagingArea
+from lakesieve.sdk.index_files import (
+    ORC_SUFFIX,
+    OrcFooterError,
+    StagingArea,
+    ipc_size,
+    read_file_stats,
+)
+from lakesieve.sdk.keys import KeyOrder, LocationCodes, code_column, unique_ints
 from pyarrow import orc
 
 if TYPE_CHECKING:

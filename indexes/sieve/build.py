@@ -24,7 +24,7 @@ with one shuffle of the rows:
    aggregate cost more than the hand-over it saved: 36.6-40.6 s counted,
    27.9-28.6 s uncounted; ``l_orderkey`` 26.2 s against 25.5 s.
 4. ``mapInArrow`` (:func:`walk_coded_partition`) maps keys to int64
-   (:func:`lakesieve.keys.key_arrays.map_keys_arrow`) and codes to location ids, and
+   (:func:`lakesieve.sdk.keys.map_keys_arrow`) and codes to location ids, and
    runs the segmentation walk (:func:`lakesieve.indexes.sieve.segments.walk`,
    which counts and orders the triples in numpy) on the (key, location id,
    rows) triples of its key range, emitting one row per segment.
@@ -69,11 +69,9 @@ from lakesieve.indexes.sieve.storage import (
     segments_to_rows,
     to_built,
 )
-from lakesieve.keys.key_arrays import map_keys_arrow
-from lakesieve.keys.location_codes import LocationCodes, code_column
-from lakesieve.keys.mapping import map_key, parse_key_type
-from lakesieve.model import BuiltIndex
-from lakesieve.spark.session import default_parallelism
+from lakesieve.sdk import BuiltIndex
+from lakesieve.sdk.keys import LocationCodes, code_column, map_key, map_keys_arrow, parse_key_type
+from lakesieve.sdk.spark import default_parallelism
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -33,7 +33,7 @@ Each integer array is written as its length (4 bytes), a byte saying how
 wide its values are (1, 2, 4 or 8 bytes, the narrowest that fits) and the
 values with their bytes transposed (all lowest bytes first), which lets
 zlib squeeze the mostly-zero high bytes of small deltas and counts. Keys are
-the order-preserving int64 keys of :mod:`lakesieve.keys.mapping`, so every key
+the order-preserving int64 keys of :mod:`lakesieve.sdk.keys`, so every key
 type's ordering (NaN above all numbers, -0.0 equal to 0.0, strings, dates,
 decimals, timestamps) is the one the build used.
 

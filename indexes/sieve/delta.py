@@ -5,7 +5,7 @@ A delta is a frame of ``(key, location, count)`` rows: ``count`` rows added
 ``(location id, row count)`` pairs, so a delta changes counts in place:
 
 **Where a key's rows are counted.** Every non-null key is mapped
-(:func:`lakesieve.keys.mapping.map_key`) and looked up in the segment directory. Its
+(:func:`lakesieve.sdk.keys.map_key`) and looked up in the segment directory. Its
 *candidates* are the blocks of every segment whose ``[min_key, max_key]``
 holds it (the block ``(key - min_key) // width`` of each):
 
@@ -89,9 +89,8 @@ from lakesieve.indexes.sieve.storage import (
     segments_to_rows,
     to_built,
 )
-from lakesieve.keys.key_arrays import map_keys_arrow
-from lakesieve.keys.mapping import parse_key_type
-from lakesieve.model import BuiltIndex
+from lakesieve.sdk import BuiltIndex
+from lakesieve.sdk.keys import map_keys_arrow, parse_key_type
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -16,7 +16,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.files.ipc_files import ipc_size
 from lakesieve.indexes.sieve.codec import (
     FILE_NAME,
     FORMAT_VERSION,
@@ -26,8 +25,9 @@ from lakesieve.indexes.sieve.codec import (
     from_table,
 )
 from lakesieve.indexes.sieve.lookup import SieveFormatError, SieveIndex
-from lakesieve.keys.mapping import parse_key_type
-from lakesieve.model import BuiltIndex
+from lakesieve.sdk import BuiltIndex
+from lakesieve.sdk.index_files import ipc_size
+from lakesieve.sdk.keys import parse_key_type
 
 _U64 = np.uint64
 

@@ -1,6 +1,6 @@
 """Loading a stored Sieve index and answering key queries (driver-side, numpy only).
 
-A point ``k`` (mapped by :func:`lakesieve.keys.mapping.map_key`) is answered by
+A point ``k`` (mapped by :func:`lakesieve.sdk.keys.map_key`) is answered by
 binary search: the segments that may contain it are those from the first
 whose running maximum of ``max_key`` reaches ``k`` to the last whose
 ``min_key`` is ``<= k`` (one or two in practice; segments may overlap). In
@@ -8,7 +8,7 @@ each, block ``(k - min_key) // width`` gives the locations. Many points are
 answered at once, vectorised. A range ``[lo, hi]`` maps its bounds the same
 way and collects, in every segment it meets, the consecutive blocks from
 ``lo``'s to ``hi``'s. Exclusive bounds are tightened by one only when the
-bound maps exactly (:func:`lakesieve.keys.mapping.map_bound`); otherwise they are
+bound maps exactly (:func:`lakesieve.sdk.keys.map_bound`); otherwise they are
 treated as inclusive on the mapped key, which keeps the answer a superset.
 
 A single lookup of a few keys or one range takes the warm path
@@ -24,11 +24,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from lakesieve.errors import IndexCorruptError
 from lakesieve.indexes.sieve.storage import expand_ranges
 from lakesieve.indexes.sieve.warm import MAX_ENTRIES, WarmTables
-from lakesieve.keys.mapping import INT64_MAX, INT64_MIN, map_bound, map_key
-from lakesieve.model import KeyQuery, LookupResult
+from lakesieve.sdk import IndexCorruptError, KeyQuery, LookupResult
+from lakesieve.sdk.keys import INT64_MAX, INT64_MIN, map_bound, map_key
 
 _U64 = np.uint64
 

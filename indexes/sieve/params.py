@@ -3,7 +3,7 @@
 Options arrive as strings (from ``lakesieve.toml``, the CLI or the Python
 API); :func:`parse_options` turns them into typed values with the defaults
 filled in, through the option system every index type shares
-(:mod:`lakesieve.contract.index_options`). Every parameter is described in
+(:func:`~lakesieve.sdk.parse_options`). Every parameter is described in
 :data:`OPTIONS`.
 """
 
@@ -13,8 +13,8 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from lakesieve.contract.index_options import OptionSpec
-from lakesieve.contract.index_options import parse_options as shared_parse_options
+from lakesieve.sdk import OptionSpec
+from lakesieve.sdk import parse_options as shared_parse_options
 
 INDEX_TYPE = "sieve"
 

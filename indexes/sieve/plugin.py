@@ -3,7 +3,7 @@
 Registered through the ``lakesieve`` entry-point group
 (``sieve = "lakesieve.indexes.sieve.plugin"``), exactly like a third-party index
 type. Lookup and describe are answered by the loaded index object
-(:class:`~lakesieve.contract.plugin_base.IndexTypeBase`).
+(:class:`~lakesieve.sdk.IndexTypeBase`).
 """
 
 from __future__ import annotations
@@ -13,21 +13,18 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from lakesieve.contract.hookspecs import hookimpl
-from lakesieve.contract.plugin_base import IndexTypeBase
 from lakesieve.indexes.sieve.params import INDEX_TYPE, parse_options
-from lakesieve.keys.location_renames import renamed_locations
-from lakesieve.keys.mapping import parse_key_type
+from lakesieve.sdk import IndexTypeBase, hookimpl
+from lakesieve.sdk.keys import parse_key_type, renamed_locations
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from lakesieve.contract.protocols import IndexType
-    from lakesieve.model import BuiltIndex
+    from lakesieve.sdk import BuiltIndex, IndexType
     from pyspark.sql import DataFrame, SparkSession
 
 
 class SieveIndexType(IndexTypeBase):
-    """The ``sieve`` index type; see :class:`lakesieve.contract.protocols.IndexType` for each method's contract."""
+    """The ``sieve`` index type; see :class:`lakesieve.sdk.IndexType` for each method's contract."""
 
     name = INDEX_TYPE
     input_passes = 2  # repartitionByRange samples the rows, then shuffles them

@@ -2,7 +2,7 @@
 
 Pure numpy; Spark calls :func:`walk` once per range partition (see
 ``build.py``) and tests call it directly. Keys are the int64 keys of
-:mod:`lakesieve.keys.mapping`; locations are small integer ids.
+:mod:`lakesieve.sdk.keys`; locations are small integer ids.
 
 Vocabulary
 ----------
@@ -78,7 +78,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from lakesieve.indexes.sieve.params import SieveParams
-from lakesieve.keys.unique import unique_ints
+from lakesieve.sdk.keys import unique_ints
 
 _U64 = np.uint64
 

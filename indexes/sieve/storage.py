@@ -25,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 from lakesieve.indexes.sieve.codec import FILE_NAME, FORMAT_VERSION, SieveArrays, encode, to_table
 from lakesieve.indexes.sieve.segments import SegmentSet
-from lakesieve.model import BuiltIndex
+from lakesieve.sdk import BuiltIndex
 
 #: Per-partition output of the Spark walk: one row per segment.
 SEGMENT_ROW_SCHEMA = pa.schema(

@@ -16,8 +16,8 @@ import numpy as np
 import pyarrow as pa
 from lakesieve.indexes.zonemap.params import INDEX_TYPE, parse_zonemap_options
 from lakesieve.indexes.zonemap.storage import shorten, to_built
-from lakesieve.keys.key_order import KeyOrder
-from lakesieve.model import BuiltIndex
+from lakesieve.sdk import BuiltIndex
+from lakesieve.sdk.keys import KeyOrder
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -80,7 +80,7 @@ def build_local(
     """Build a zone map in-process (tests, small relations), as the Spark build would.
 
     Minimum and maximum follow Spark's order (the comparison forms of
-    :mod:`~lakesieve.keys.key_order`: NaN above every number,
+    :class:`~lakesieve.sdk.keys.KeyOrder`: NaN above every number,
     strings by UTF-8 bytes).
 
     Args:

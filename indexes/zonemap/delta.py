@@ -24,7 +24,7 @@ from lakesieve.indexes.zonemap.build import column
 from lakesieve.indexes.zonemap.lookup import ZoneMapIndex
 from lakesieve.indexes.zonemap.params import parse_zonemap_options
 from lakesieve.indexes.zonemap.storage import shorten, to_built
-from lakesieve.model import BuiltIndex
+from lakesieve.sdk import BuiltIndex
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -92,7 +92,7 @@ def apply_delta_arrow(
 
     Per location: the minimum and maximum of the keys added (``count > 0``)
     in Spark's order (the comparison forms of
-    :class:`~lakesieve.keys.key_order.KeyOrder`: NaN above every number,
+    :class:`~lakesieve.sdk.keys.KeyOrder`: NaN above every number,
     strings by UTF-8 bytes), the net rows and the net rows with a null key.
 
     Args:

@@ -1,11 +1,11 @@
 """Loading a stored zone map and answering key queries (driver-side, numpy only).
 
-Each location's bounds become comparison forms (:mod:`lakesieve.keys.key_order`), so every
+Each location's bounds become comparison forms (:class:`~lakesieve.sdk.keys.KeyOrder`), so every
 test below is a vectorised comparison over all locations at once:
 
 - range ``[lo, hi]``: ``max >= lo`` and ``min <= hi`` (strict for exclusive
   bounds; a bound that is not a column value is replaced by its neighbouring
-  column values, see :class:`~lakesieve.keys.key_order.QueryForms`);
+  column values, see :class:`~lakesieve.sdk.keys.QueryForms`);
 - points: some point ``p`` with ``min <= p <= max``, found by binary-searching
   the sorted points for each location's ``min`` and ``max``;
 - IS NULL: ``null_count > 0``.
@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.files.ipc_files import stored_size
 from lakesieve.indexes.zonemap.params import INDEX_TYPE
 from lakesieve.indexes.zonemap.storage import FORMAT_VERSION, SOURCE_DATA
-from lakesieve.keys.key_order import KeyOrder
-from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
+from lakesieve.sdk import BuiltIndex, KeyQuery, LookupResult
+from lakesieve.sdk.index_files import stored_size
+from lakesieve.sdk.keys import KeyOrder
 
 
 class ZoneMapFormatError(ValueError):

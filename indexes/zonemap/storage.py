@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from lakesieve.indexes.zonemap.bounds import lower_bound, upper_bound
-from lakesieve.keys.key_order import KeyOrder
-from lakesieve.model import BuiltIndex
+from lakesieve.sdk import BuiltIndex
+from lakesieve.sdk.keys import KeyOrder
 
 FORMAT_VERSION = 1
 

@@ -5,7 +5,9 @@ and its tests from the test kits (:mod:`lakesieve.testing`); the rest of the
 package may change between releases. What is here:
 
 - the hook marker :data:`hookimpl` and the two contracts, :class:`TableFormat`
-  and :class:`IndexType` (typed protocols), with base classes to build on;
+  and :class:`IndexType` (typed protocols), with base classes to build on,
+  and the process's plugin manager (:func:`get_plugin_manager`), to register a
+  plugin module by hand where it is not installed (tests, a notebook);
 - the data model a plugin answers in (instants, snapshots, read units,
   changes, key queries, built indexes, write options);
 - typed build options for index types (:class:`OptionSpec`,
@@ -16,6 +18,29 @@ package may change between releases. What is here:
 - the naming rules of entries moved to new locations (:func:`renamed_locations`);
 - the size of index files as the store writes them, and the errors a plugin
   raises.
+
+The built-in plugins share more than a plugin's first version needs; that
+lives in submodules, each for one kind of work, which the built-in format
+plugins and index types import exactly as a third-party plugin would:
+
+- :mod:`lakesieve.sdk.keys`: key order (exact comparison forms), key mapping,
+  distinct values, locations as codes and ids in a build's shuffles, renamed
+  locations (index types);
+- :mod:`lakesieve.sdk.index_files`: index files' stored sizes, files written
+  by Spark tasks into a state's folder (staging), ORC footers (index types);
+- :mod:`lakesieve.sdk.paths`: table paths and URIs, storage settings (format
+  plugins);
+- :mod:`lakesieve.sdk.arrow`: read units' Arrow batches and plain schemas
+  (format plugins);
+- :mod:`lakesieve.sdk.writing`: copy-on-write writes: modes, layouts, Parquet
+  files from Spark tasks, deletes and upserts by key (format plugins with a
+  writer);
+- :mod:`lakesieve.sdk.spark`: sizing Spark jobs, object storage on a session,
+  scanning Parquet data files (both).
+
+The key mapping and :func:`renamed_locations` are here and in
+:mod:`~lakesieve.sdk.keys`, :func:`stored_size` here and in
+:mod:`~lakesieve.sdk.index_files`: the same objects under both names.
 
 See ``docs/writing-a-format-plugin.md`` and ``docs/writing-an-index-type.md``.
 """
@@ -37,6 +62,7 @@ from lakesieve.contract.protocols import (
     RenamesLocations,
     TableFormat,
 )
+from lakesieve.contract.registry import get_plugin_manager
 from lakesieve.errors import (
     ColumnNotFoundError,
     IndexCorruptError,
@@ -48,18 +74,6 @@ from lakesieve.errors import (
     UnsupportedKeyTypeError,
     WriteError,
 )
-from lakesieve.files.ipc_files import stored_size
-from lakesieve.keys.key_arrays import map_keys_arrow
-from lakesieve.keys.location_renames import renamed_locations
-from lakesieve.keys.mapping import (
-    INT64_MAX,
-    INT64_MIN,
-    KeyKind,
-    map_bound,
-    map_key,
-    parse_key_type,
-)
-from lakesieve.keys.mapping import supported as key_type_supported
 from lakesieve.model import (
     LOCATION_COLUMN,
     BuiltIndex,
@@ -72,6 +86,18 @@ from lakesieve.model import (
     Snapshot,
     TableRef,
     WriteOptions,
+)
+from lakesieve.sdk.index_files import stored_size
+from lakesieve.sdk.keys import (
+    INT64_MAX,
+    INT64_MIN,
+    KeyKind,
+    key_type_supported,
+    map_bound,
+    map_key,
+    map_keys_arrow,
+    parse_key_type,
+    renamed_locations,
 )
 
 __all__ = [
@@ -110,6 +136,7 @@ __all__ = [
     "UnsupportedKeyTypeError",
     "WriteError",
     "WriteOptions",
+    "get_plugin_manager",
     "hookimpl",
     "key_type_supported",
     "map_bound",
