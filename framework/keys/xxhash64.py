@@ -5,7 +5,7 @@ Spark SQL's ``xxhash64(s)`` over a string column is the 64-bit xxHash
 Builds name locations by that code in their shuffles
 (:mod:`lakesieve.keys.location_codes`); computing the codes of the known
 names here saves a Spark job per build (about 0.15 s on a warm session, a
-few seconds over a test run's hundreds of builds). ``tests/test_location_codes.py``
+few seconds over a test run's hundreds of builds). ``tests/query/test_location_codes.py``
 checks this function against Spark SQL itself.
 """
 
