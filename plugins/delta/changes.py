@@ -24,11 +24,9 @@ import contextlib
 import json
 from collections.abc import Iterator
 
-from lakesieve.errors import LakesieveError
-from lakesieve.files import paths
-from lakesieve.model import Changes, TableRef
 from lakesieve.plugins.delta import snapshot, timeline
-from lakesieve.spark.object_storage import storage_of
+from lakesieve.sdk import Changes, LakesieveError, TableRef, paths
+from lakesieve.sdk.paths import storage_of
 
 LOG_DIR = "_delta_log"
 

@@ -15,8 +15,8 @@ from collections import OrderedDict
 import numpy as np
 import pyarrow as pa
 from deltalake import DeltaTable
-from lakesieve.files import paths
 from lakesieve.plugins.delta import tables
+from lakesieve.sdk import paths
 
 _CACHE_SIZE = 8
 _cache: OrderedDict[tuple[str, int], dict[str, np.ndarray]] = OrderedDict()

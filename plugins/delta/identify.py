@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lakesieve.files import paths
+from lakesieve.sdk import paths
 
 LOG_DIR = "_delta_log"
 

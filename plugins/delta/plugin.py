@@ -19,20 +19,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from lakesieve.contract.hookspecs import hookimpl
-from lakesieve.contract.plugin_base import TableFormatBase
 from lakesieve.plugins.delta.identify import is_delta_table
+from lakesieve.sdk import TableFormatBase, hookimpl
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from lakesieve.model import Changes, Instant, ReadUnit, Snapshot, WriteOptions
+    from lakesieve.sdk import Changes, Instant, ReadUnit, Snapshot, WriteOptions
     from pyspark.sql import DataFrame, SparkSession
 
 FORMAT = "delta"
 
 
 class DeltaFormat(TableFormatBase):
-    """A Delta table; see :class:`lakesieve.contract.protocols.TableFormat` for each method's contract."""
+    """A Delta table; see :class:`~lakesieve.sdk.TableFormat` for each method's contract."""
 
     name = FORMAT
     known_options = ("storage.",)
@@ -87,9 +86,9 @@ class DeltaFormat(TableFormatBase):
 
         With ``columns``, only those (Spark prunes the rest from its scans).
         """
-        from lakesieve.contract.format_read import select_columns
         from lakesieve.plugins.delta.spark_read import read_units
-        from lakesieve.spark.object_storage import prepare
+        from lakesieve.sdk import select_columns
+        from lakesieve.sdk.spark import prepare
 
         prepare(spark, self.path, self.ref.options)
         frame = read_units(spark, self.ref, units, instant, with_location)

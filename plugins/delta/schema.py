@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 from deltalake import DeltaTable
-from lakesieve.files.arrow_schema import plain_schema
+from lakesieve.sdk.arrow import plain_schema
 
 if TYPE_CHECKING:
     from pyspark.sql.types import StructType

@@ -15,9 +15,8 @@ import datetime as dt
 from urllib.parse import unquote
 
 import pyarrow as pa
-from lakesieve.files import paths
-from lakesieve.model import ReadUnit, Snapshot, TableRef
 from lakesieve.plugins.delta import deletion_vectors, schema, tables, timeline
+from lakesieve.sdk import ReadUnit, Snapshot, TableRef, paths
 
 PARTITION_PREFIX = "partition."
 

@@ -1,6 +1,6 @@
 """Turning Delta read units into one Spark DataFrame.
 
-Spark's own Parquet reader (:mod:`lakesieve.files.spark_scan`) scans every
+Spark's own Parquet reader (:func:`~lakesieve.sdk.spark.parquet_reader`) scans every
 data file in one scan, with the table's Spark schema minus the partition
 columns (Delta keeps those out of the files), columns named by their
 physical names under column mapping. When the frame needs per-file facts --
@@ -21,8 +21,9 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from lakesieve.files import paths
-from lakesieve.files.spark_scan import (
+from lakesieve.plugins.delta import deletion_vectors, schema, tables, timeline
+from lakesieve.sdk import LOCATION_COLUMN, ReadUnit, TableRef, paths
+from lakesieve.sdk.spark import (
     FILE_KEY,
     ROW_KEY,
     decoded_file_name,
@@ -31,8 +32,6 @@ from lakesieve.files.spark_scan import (
     parquet_reader,
     unique_name_rounds,
 )
-from lakesieve.model import LOCATION_COLUMN, ReadUnit, TableRef
-from lakesieve.plugins.delta import deletion_vectors, schema, tables, timeline
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

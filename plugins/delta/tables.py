@@ -21,11 +21,9 @@ from collections import OrderedDict
 from collections.abc import Mapping
 
 from deltalake import DeltaTable
-from lakesieve.errors import InstantNotFoundError, TableNotFoundError
-from lakesieve.files import paths
-from lakesieve.model import TableRef
 from lakesieve.plugins.delta.errors import DeltaFeatureError
-from lakesieve.spark.object_storage import storage_of
+from lakesieve.sdk import InstantNotFoundError, TableNotFoundError, TableRef, paths
+from lakesieve.sdk.paths import storage_of
 
 #: table property (``configuration`` of the table's metaData) holding the record
 #: key columns, comma-separated, so that later writes need not repeat them
@@ -33,7 +31,7 @@ RECORD_KEY_PROPERTY = "lakesieve.recordKey"
 
 #: table property holding the file layout of a bucketed table (bucket column,
 #: number of buckets, rule and range boundaries, as JSON), so that later writes
-#: keep it (:mod:`lakesieve.files.bucket_layout`)
+#: keep it (:class:`~lakesieve.sdk.writing.BucketLayout`)
 LAYOUT_PROPERTY = "lakesieve.bucketLayout"
 
 #: Reader features whose effect lakesieve honours.

@@ -20,10 +20,8 @@ import os
 import threading
 from collections import OrderedDict
 
-from lakesieve.errors import InstantNotFoundError
-from lakesieve.files import paths
-from lakesieve.model import Instant, TableRef
 from lakesieve.plugins.delta import tables
+from lakesieve.sdk import Instant, InstantNotFoundError, TableRef, paths
 
 #: Tables whose version list is remembered (least recently used dropped first).
 _TIMELINE_CACHE_SIZE = 32

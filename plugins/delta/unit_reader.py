@@ -14,11 +14,10 @@ from collections.abc import Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from lakesieve.files import paths
-from lakesieve.files.batches import conform, keep_mask, project
-from lakesieve.model import ReadUnit, TableRef
 from lakesieve.plugins.delta import deletion_vectors, schema, tables
-from lakesieve.spark.object_storage import storage_of
+from lakesieve.sdk import ReadUnit, TableRef, paths
+from lakesieve.sdk.arrow import conform, keep_mask, project
+from lakesieve.sdk.paths import storage_of
 
 #: Rows per batch.
 BATCH_ROWS = 65_536

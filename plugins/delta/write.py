@@ -1,6 +1,6 @@
 """Writing a Spark DataFrame to a Delta table as one commit.
 
-Data files are written by Spark tasks (:mod:`lakesieve.files.parquet_writer`,
+Data files are written by Spark tasks (:func:`~lakesieve.sdk.writing.write_files`,
 statistics from each file's footer) and committed on the driver through
 delta-rs: a new table with ``create_table_with_add_actions``, later commits
 with ``DeltaTable.create_write_transaction``, so delta-rs keeps the log,
@@ -14,7 +14,7 @@ protocol and conflict checks. Modes:
 
 With ``bucket_column`` and ``file_groups = N`` every (partition, bucket)
 group is written as exactly one file, by the rule ``bucket_rule`` names
-(:mod:`lakesieve.files.bucket_layout`). The layout is remembered in the table
+(:class:`~lakesieve.sdk.writing.BucketLayout`). The layout is remembered in the table
 property ``lakesieve.bucketLayout``: later writes that do not name one keep
 it (an upsert rewrites only the files of the buckets it touches, so the
 table keeps its N files), a different one is refused (an overwrite may lay
@@ -46,15 +46,21 @@ from typing import TYPE_CHECKING
 from deltalake import DeltaTable
 from deltalake import Schema as DeltaSchema
 from deltalake.transaction import AddAction, RemoveAction, create_table_with_add_actions
-from lakesieve.errors import WriteError
-from lakesieve.files.arrow_schema import plain_schema
-from lakesieve.files.bucket_layout import BucketLayout, resolve_layout
-from lakesieve.files.parquet_writer import FileLayout, WrittenFile, write_files
-from lakesieve.files.rewrite import check_keys, plan_rewrite
-from lakesieve.files.write_frame import conform_frame, normalise_mode
-from lakesieve.model import Instant, TableRef, WriteOptions
 from lakesieve.plugins.delta import schema, snapshot, tables, timeline
 from lakesieve.plugins.delta.stats import delta_stats
+from lakesieve.sdk import Instant, TableRef, WriteError, WriteOptions
+from lakesieve.sdk.arrow import plain_schema
+from lakesieve.sdk.writing import (
+    BucketLayout,
+    FileLayout,
+    WrittenFile,
+    check_keys,
+    conform_frame,
+    normalise_mode,
+    plan_rewrite,
+    resolve_layout,
+    write_files,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa

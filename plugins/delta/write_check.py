@@ -1,4 +1,4 @@
-"""What a Delta write refuses, checked before Spark starts (:class:`~lakesieve.contract.protocols.ChecksWrites`).
+"""What a Delta write refuses, checked before Spark starts (:class:`~lakesieve.sdk.ChecksWrites`).
 
 :func:`check_write` runs the checks of :func:`lakesieve.plugins.delta.write.write_table`
 that need only the incoming rows' schema, the options and the table's
@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from deltalake import DeltaTable
-from lakesieve.files.write_frame import check_bucket, normalise_mode
-from lakesieve.model import TableRef, WriteOptions
 from lakesieve.plugins.delta import tables
 from lakesieve.plugins.delta.write import record_key_of
+from lakesieve.sdk import TableRef, WriteOptions
+from lakesieve.sdk.writing import check_bucket, normalise_mode
 
 if TYPE_CHECKING:
     import pyarrow as pa
