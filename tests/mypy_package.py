@@ -8,7 +8,8 @@ such name as ``Any``: a call from one module into another would go
 unchecked. This script lays the package out from symbolic links in a
 temporary folder, runs mypy there with the project's configuration (so the
 strict overrides for ``lakesieve.contract.protocols`` and ``lakesieve.expressions``
-apply by module name), and prints the report with the repository's paths::
+apply by module name), with the benchmarks' package ``bench/lakesieve_bench``
+beside it, and prints the report with the repository's paths::
 
     .venv/bin/python tests/mypy_package.py
 """
@@ -23,6 +24,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: Package folder -> source folder, longest first so that paths map back exactly.
 LAYOUT = (("plugins", ROOT / "plugins"), ("indexes", ROOT / "indexes"), ("", ROOT / "framework"))
+#: The benchmarks' package (its own distribution, ``bench/``), checked beside lakesieve.
+BENCH = ROOT / "bench" / "lakesieve_bench"
 
 
 def link_package(parent: Path) -> Path:
@@ -51,6 +54,7 @@ def run() -> tuple[int, str]:
                 "--cache-dir",
                 str(ROOT / ".mypy_cache" / "package"),
                 str(package),
+                str(BENCH),
             ],
             cwd=ROOT,
             capture_output=True,

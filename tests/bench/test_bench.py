@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lakesieve.bench.native import NativeStats
-from lakesieve.bench.queries import KINDS, BenchQuery, literal, make_queries, to_domain
-from lakesieve.bench.report import END, START, render_markdown, update_section
 from lakesieve.errors import LakesieveError
 from lakesieve.files.arrow_frame import frame_of
+from lakesieve_bench.native import NativeStats
+from lakesieve_bench.queries import KINDS, BenchQuery, literal, make_queries, to_domain
+from lakesieve_bench.report import END, START, render_markdown, update_section
 
 
 def test_queries_are_seeded_and_well_formed() -> None:
@@ -52,7 +52,7 @@ def test_query_errors_name_the_problem(args: tuple[Any, ...], message: str) -> N
 
 
 def test_unknown_layout_is_one_line_error() -> None:
-    from lakesieve.bench.tpch import with_layout
+    from lakesieve.demo.tpch import with_layout
 
     with pytest.raises(LakesieveError, match="unknown layout 'zigzag'"):
         with_layout(None, "zigzag")  # type: ignore[arg-type]
@@ -124,10 +124,10 @@ def test_update_section_replaces_only_between_markers(tmp_path: Path) -> None:
 
 def test_sieve_layout_reports_the_stored_form_it_reads() -> None:
     """``--suite sieve-layout``: the synthetic figures and the table of the stored form only."""
-    from lakesieve.bench import runner, sieve_layout
+    from lakesieve_bench import runner, sieve_layout
 
     assert runner.delegated(["--suite", "sieve-layout", "--synthetic"]) == (
-        "lakesieve.bench.sieve_layout",
+        "lakesieve_bench.sieve_layout",
         ["--synthetic"],
     )
     out = sieve_layout.synthetic(n_keys=3_000, per_kind=3)
@@ -155,8 +155,8 @@ def test_sieve_layout_reports_the_stored_form_it_reads() -> None:
 def test_ground_truth_matches_brute_force(spark: Any) -> None:
     import random
 
-    from lakesieve.bench.truth import true_locations
     from lakesieve.model import LOCATION_COLUMN
+    from lakesieve_bench.truth import true_locations
 
     rng = random.Random(7)
     rows = [(rng.randint(0, 500), f"loc{rng.randint(0, 5)}") for _ in range(400)]
@@ -173,9 +173,9 @@ def test_ground_truth_matches_brute_force(spark: Any) -> None:
 @pytest.mark.spark
 @pytest.mark.long
 def test_tiny_full_run_has_every_figure_and_passes_its_checks(spark: Any, tmp_path: Path) -> None:
-    from lakesieve.bench.full import FORMATS, INDEX_TYPES, FullConfig
-    from lakesieve.bench.full_run import run_full
-    from lakesieve.bench.report import write_charts
+    from lakesieve_bench.full import FORMATS, INDEX_TYPES, FullConfig
+    from lakesieve_bench.full_run import run_full
+    from lakesieve_bench.report import write_charts
 
     cfg = FullConfig(
         scale=0.001,

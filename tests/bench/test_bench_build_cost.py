@@ -1,4 +1,4 @@
-"""``lakesieve.bench.build_cost``: every row reaches each index, built with the locations known."""
+"""``lakesieve_bench.build_cost``: every row reaches each index, built with the locations known."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from lakesieve.bench import build_cost
+from lakesieve_bench import build_cost
 
 
 def test_builds_count_every_row_and_location(spark: Any, tmp_path: Path) -> None:
@@ -45,15 +45,15 @@ def test_bench_command_reaches_the_focused_benches(
     monkeypatch: Any, capsys: Any, tmp_path: Path
 ) -> None:
     """``lakesieve bench --suite build-cost`` hands every other argument to that bench's parser."""
-    from lakesieve.bench import runner
     from lakesieve.cli import main
+    from lakesieve_bench import runner
 
     assert runner.delegated(["--suite", "build-cost", "--scale", "1"]) == (
-        "lakesieve.bench.build_cost",
+        "lakesieve_bench.build_cost",
         ["--scale", "1"],
     )
     assert runner.delegated(["--json", "x", "--suite=spark-paths", "--dir", "d"]) == (
-        "lakesieve.bench.spark_paths",
+        "lakesieve_bench.spark_paths",
         ["--json", "x", "--dir", "d"],
     )
     assert runner.delegated(["--suite", "timeline"]) is None
@@ -86,7 +86,7 @@ def test_bench_command_reaches_the_focused_benches(
 
 def test_sieve_stages_hand_over_what_the_build_hands_over(spark: Any, tmp_path: Path) -> None:
     """The stage bench hands Python every row of a wide key, the (key, location) pairs of a date."""
-    from lakesieve.bench import sieve_stages as bench_stages
+    from lakesieve_bench import sieve_stages as bench_stages
 
     n, groups = 2_000, 4
     table = pa.table(

@@ -128,3 +128,21 @@ def test_bench_commands_name_the_extra(argv: tuple[str, ...], command: str) -> N
     assert err.strip().splitlines() == [f"lakesieve: error: {command} {EXTRA_LINE}"]
     assert out == []
     assert loaded == []
+
+
+def test_bench_without_the_benchmarks_package_says_what_to_install() -> None:
+    """The suites are their own distribution (``bench/``): without it ``lakesieve bench``
+    says in one line how to install it, and the other commands do not need it."""
+    script = _SCRIPT.replace(repr(BLOCKED), repr(("lakesieve_bench",)))
+    proc = subprocess.run(
+        [sys.executable, "-c", script, "bench", "--quick"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "lakesieve: error: lakesieve bench needs the benchmarks (lakesieve-bench): "
+        "pip install -e ./bench, from the repository's root"
+    ]
+    assert proc.stdout.splitlines()[-1] == "[]"

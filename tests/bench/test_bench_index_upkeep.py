@@ -1,11 +1,11 @@
-"""``lakesieve.bench.index_upkeep``: bytes after refresh and compaction, and selections, on a tiny table."""
+"""``lakesieve_bench.index_upkeep``: bytes after refresh and compaction, and selections, on a tiny table."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
-from lakesieve.bench import index_upkeep, runner, upkeep_data
+from lakesieve_bench import index_upkeep, runner, upkeep_data
 
 
 def test_upkeep_figures_on_a_tiny_shuffled_table(spark: Any, tmp_path: Path) -> None:
@@ -50,6 +50,6 @@ def test_upkeep_figures_on_a_tiny_shuffled_table(spark: Any, tmp_path: Path) -> 
 def test_upkeep_is_a_bench_suite() -> None:
     """``lakesieve bench --suite upkeep`` hands its arguments to the upkeep bench."""
     assert runner.delegated(["--suite", "upkeep", "--tables", "shuffled"]) == (
-        "lakesieve.bench.index_upkeep",
+        "lakesieve_bench.index_upkeep",
         ["--tables", "shuffled"],
     )

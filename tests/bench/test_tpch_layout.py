@@ -6,7 +6,7 @@ import itertools
 from typing import Any
 
 import pytest
-from lakesieve.bench.tpch import with_interleaved_buckets
+from lakesieve.demo.tpch import with_interleaved_buckets
 
 pytestmark = pytest.mark.spark
 

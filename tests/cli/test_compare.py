@@ -8,11 +8,11 @@ from typing import Any
 
 import lakesieve
 import pytest
-from lakesieve.bench.compare_report import write_html
 from lakesieve.cli import main
 from lakesieve.errors import ColumnNotFoundError, LakesieveError, UnknownPluginError
 from lakesieve.measure.advise import advise, parse_workload, toml_fragment
 from lakesieve.measure.compare import compare_indexes
+from lakesieve.measure.compare_report import write_html
 
 from tests.tables import expected_rows, make_rows, sorted_rows, write_rows
 

@@ -15,11 +15,11 @@ from typing import Any
 
 import lakesieve
 import pytest
-from lakesieve.bench.compare_report import render_html, write_html
 from lakesieve.cli import main
 from lakesieve.config import load_config
 from lakesieve.measure.advise import advise, parse_workload, toml_fragment
 from lakesieve.measure.compare import compare_indexes
+from lakesieve.measure.compare_report import render_html, write_html
 
 from tests.tables import make_rows, write_rows
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import lakesieve
 import pytest
-from lakesieve.bench.demo import run_demo
+from lakesieve.demo.run import run_demo
 
 from tests.tables import native_where, rows_repr
 

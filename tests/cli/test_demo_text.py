@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
-from lakesieve.bench.demo import INTRO, explain_results, folder_bytes, human_bytes, report_workdir
+from lakesieve.demo.run import INTRO, explain_results, folder_bytes, human_bytes, report_workdir
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -94,7 +94,7 @@ def _readme_keys() -> set[int]:
 
 
 def test_readme_example_keys_exist_in_tpch(tmp_path: Path) -> None:
-    from lakesieve.bench.tpch import generate_lineitem
+    from lakesieve.demo.tpch import generate_lineitem
 
     keys = _readme_keys()
     assert keys, "the README queries no l_orderkey"
