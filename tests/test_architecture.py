@@ -14,8 +14,13 @@ Rules:
 * no ``from module import _private`` of another module's private name, and
   no ``obj._name`` where only other modules of the package define ``_name``
   (``self`` and ``cls`` attributes excepted);
+* no import loop between packages (``lakesieve.<package>``, a format
+  plugin, an index type), around a circle of any length and counting every
+  import, the modules at the framework's top (its face) left out;
 * no format or index plugin imports another plugin, and the framework
   imports no plugin (its test kits aside, which exercise the built-ins);
+  no framework module, the test kits included, imports an index type: the
+  framework reaches index types only through the contract;
 * no framework module (the test kits aside) is longer than 500 lines.
 
 Run ``python tests/test_architecture.py`` to print the graph's cycles.
@@ -382,9 +387,9 @@ def test_no_plugin_imports_another_plugin() -> None:
     )
 
 
-#: packages that use the built-in plugins by name, as a user does: the test kits and the
-#: benchmarks (which measure Sieve's stored layouts and build stages, among others)
-CONSUMER_PACKAGES = (f"{ROOT_PACKAGE}.testing", f"{ROOT_PACKAGE}.bench")
+#: packages that use the built-in plugins by name, as a user does: the test kits (the
+#: benchmarks, which do too, are a distribution of their own: bench/)
+CONSUMER_PACKAGES = (f"{ROOT_PACKAGE}.testing",)
 
 
 def test_the_framework_imports_no_plugin() -> None:
@@ -400,11 +405,79 @@ def test_the_framework_imports_no_plugin() -> None:
     )
 
 
-def test_no_plugin_imports_the_bench_or_the_cli() -> None:
-    """Plugins and index types stay below the tools built on them (bench, CLI)."""
-    tools = (f"{ROOT_PACKAGE}.bench", f"{ROOT_PACKAGE}.cli")
+def test_no_plugin_imports_the_demo_or_the_cli() -> None:
+    """Plugins and index types stay below the tools built on them (demo, CLI)."""
+    tools = (f"{ROOT_PACKAGE}.demo", f"{ROOT_PACKAGE}.cli")
     found = [e for e in edges() if _is_plugin(e.source) and e.target.startswith(tools)]
     assert not found, "plugins importing the bench or the CLI:\n" + "\n".join(
+        f"{e.source}:{e.line} imports {e.target}" for e in found
+    )
+
+
+def package_of(module: str) -> str:
+    """The package a module lives in: ``lakesieve.<package>``, or a plugin's
+    ``lakesieve.plugins.<format>`` / ``lakesieve.indexes.<type>``; ``lakesieve`` for a
+    module at the top of the framework (the package's face: the table API, errors, model)."""
+    parts = module.split(".")
+    if _is_plugin(module):
+        return ".".join(parts[:3])
+    if len(parts) > 2 or (len(parts) == 2 and _is_package(modules()[module])):
+        return ".".join(parts[:2])
+    return ROOT_PACKAGE
+
+
+def package_graph() -> dict[str, set[str]]:
+    """Imports between packages, from every import statement (functions and
+    ``if TYPE_CHECKING:`` blocks included: a type-only import ties two packages
+    as much as any), the modules at the top of the framework left out."""
+    graph: dict[str, set[str]] = {}
+    for e in edges():
+        source, target = package_of(e.source), package_of(e.target)
+        if ROOT_PACKAGE in (source, target):
+            continue
+        graph.setdefault(source, set())
+        graph.setdefault(target, set())
+        if source != target:
+            graph[source].add(target)
+    return graph
+
+
+def test_no_loops_between_packages() -> None:
+    """No package reaches back into a package that imports it, directly or around a circle.
+
+    A loop between folders means neither can be read, changed or tested
+    without the other; the shared piece belongs in a package below both.
+    """
+    graph = package_graph()
+    loops = strongly_connected(graph)
+    report = []
+    for component in loops:
+        members = set(component)
+        report.append(" -> ".join(_one_cycle(graph, component)))
+        for e in edges():
+            source, target = package_of(e.source), package_of(e.target)
+            if source in members and target in members and source != target:
+                report.append(f"    {e.source}:{e.line} imports {e.target}")
+    assert not loops, "import loops between packages:\n" + "\n".join(report)
+
+
+def test_the_package_loop_finder_finds_loops() -> None:
+    assert package_of("lakesieve.query.planner") == "lakesieve.query"
+    assert package_of("lakesieve.maintenance.refresh.run") == "lakesieve.maintenance"
+    assert package_of("lakesieve.indexes.sieve.build") == "lakesieve.indexes.sieve"
+    assert package_of("lakesieve.table") == ROOT_PACKAGE
+    assert "lakesieve.query" in package_graph()
+
+
+def test_the_framework_reaches_index_types_only_through_the_contract() -> None:
+    """No framework module (the test kits included) imports a built-in index type's modules:
+    index types are found through the registry and used through the contract's protocols."""
+    found = [
+        e
+        for e in edges()
+        if not _is_plugin(e.source) and e.target.startswith(f"{ROOT_PACKAGE}.indexes.")
+    ]
+    assert not found, "framework modules importing index types:\n" + "\n".join(
         f"{e.source}:{e.line} imports {e.target}" for e in found
     )
 
