@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
-from lakesieve.model import ChangeImageFiles, TableRef
 from lakesieve.plugins.hudi import storage
 from lakesieve.plugins.hudi.cdc import (
     CDC_DATA_BLOCK,
@@ -32,7 +31,8 @@ from lakesieve.plugins.hudi.cdc import (
 )
 from lakesieve.plugins.hudi.cdc_columns import blocks_column
 from lakesieve.plugins.hudi.writer.log_block import SCHEMA, iter_blocks
-from lakesieve.spark.session import dealt_for_slices, default_parallelism
+from lakesieve.sdk import ChangeImageFiles, TableRef
+from lakesieve.sdk.spark import dealt_for_slices, default_parallelism
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

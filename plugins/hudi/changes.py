@@ -56,10 +56,10 @@ either way.
 from __future__ import annotations
 
 from hudi import HudiInstant
-from lakesieve.model import ChangeImageFiles, Changes, TableRef
 from lakesieve.plugins.hudi import instant_touches, storage, tables, timeline
 from lakesieve.plugins.hudi.avro_container import read_container
 from lakesieve.plugins.hudi.snapshot import snapshot_locations
+from lakesieve.sdk import ChangeImageFiles, Changes, TableRef
 
 #: The meta columns a stamped refresh reads.
 RECORD_KEY_COLUMN = "_hoodie_record_key"

@@ -18,13 +18,12 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from lakesieve.contract.hookspecs import hookimpl
-from lakesieve.contract.plugin_base import TableFormatBase
 from lakesieve.plugins.hudi.identify import is_hudi_table
+from lakesieve.sdk import TableFormatBase, hookimpl
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from lakesieve.model import ChangeImageFiles, Changes, Instant, ReadUnit, Snapshot, WriteOptions
+    from lakesieve.sdk import ChangeImageFiles, Changes, Instant, ReadUnit, Snapshot, WriteOptions
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import DataType, StructType
 
@@ -32,7 +31,7 @@ FORMAT = "hudi"
 
 
 class HudiFormat(TableFormatBase):
-    """A Hudi table; see :class:`lakesieve.contract.protocols.TableFormat` for each method's contract."""
+    """A Hudi table; see :class:`~lakesieve.sdk.TableFormat` for each method's contract."""
 
     name = FORMAT
     known_options = ("hoodie.", "storage.")
@@ -92,7 +91,7 @@ class HudiFormat(TableFormatBase):
     ) -> DataFrame:
         """A DataFrame of the rows of ``units`` as of ``instant``; see :mod:`.spark_read`."""
         from lakesieve.plugins.hudi.spark_read import read_units
-        from lakesieve.spark.object_storage import prepare
+        from lakesieve.sdk.spark import prepare
 
         prepare(spark, self.path, self.ref.options)
         return read_units(spark, self.ref, units, instant, with_location, columns)

@@ -2,7 +2,7 @@
 
 hudi-rs picks the file slice of every file group visible at the instant
 (replaced file groups excluded, time travel honoured). A slice becomes a
-:class:`~lakesieve.model.ReadUnit` whose location is
+:class:`~lakesieve.sdk.ReadUnit` whose location is
 ``<partition path>/<file group id>``.
 
 For time travel, hudi-rs may list log files of a slice that were written
@@ -20,9 +20,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 from hudi import HudiFileSlice, HudiInstant, HudiTable
-from lakesieve.model import ReadUnit, Snapshot, TableRef
 from lakesieve.plugins.hudi import instant_touches, log_headers, storage, tables, timeline
 from lakesieve.plugins.hudi.partitions import location_of, partition_values
+from lakesieve.sdk import ReadUnit, Snapshot, TableRef
 
 
 def _record_counts(

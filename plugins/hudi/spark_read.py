@@ -27,10 +27,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-from lakesieve.files.spark_scan import RAW_LOCAL_FILES, parquet_reader
-from lakesieve.model import LOCATION_COLUMN, ReadUnit, TableRef
 from lakesieve.plugins.hudi import storage, tables, timeline
 from lakesieve.plugins.hudi.unit_reader import is_parquet, project, read_unit_batches
+from lakesieve.sdk import LOCATION_COLUMN, ReadUnit, TableRef
+from lakesieve.sdk.spark import RAW_LOCAL_FILES, parquet_reader
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession

@@ -13,9 +13,6 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 from hudi import HudiReadOptions, HudiTable, HudiTableBuilder
-from lakesieve.errors import LakesieveError, TableNotFoundError
-from lakesieve.files import paths
-from lakesieve.model import TableRef
 from lakesieve.plugins.hudi.cdc import records_images
 from lakesieve.plugins.hudi.partitions import partition_fields
 from lakesieve.plugins.hudi.writer.table_config import (
@@ -25,7 +22,8 @@ from lakesieve.plugins.hudi.writer.table_config import (
     SIMPLE_KEYGEN,
     SUPPORTED_KEYGENS,
 )
-from lakesieve.spark.object_storage import STORAGE_PREFIX
+from lakesieve.sdk import LakesieveError, TableNotFoundError, TableRef, paths
+from lakesieve.sdk.paths import STORAGE_PREFIX
 
 
 def hudi_rs_options(options: Mapping[str, str] | None) -> dict[str, str]:
@@ -97,7 +95,7 @@ def open_table(path: str, options: Mapping[str, str] | None = None) -> HudiTable
 
 
 def open_ref(table: TableRef) -> HudiTable:
-    """Open the table a :class:`~lakesieve.model.TableRef` names."""
+    """Open the table a :class:`~lakesieve.sdk.TableRef` names."""
     return open_table(table.path, table.options)
 
 

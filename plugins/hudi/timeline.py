@@ -19,10 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from hudi import HudiInstant, HudiTable
-from lakesieve.errors import InstantNotFoundError
-from lakesieve.model import Instant
 from lakesieve.plugins.hudi import storage
 from lakesieve.plugins.hudi.tables import TableConfig
+from lakesieve.sdk import Instant, InstantNotFoundError
 
 #: Actions of completed instants that undo other instants.
 UNDO_ACTIONS = ("rollback", "restore")
@@ -52,7 +51,7 @@ def completed_data_instants(table: HudiTable) -> list[HudiInstant]:
 
 
 def to_instant(inst: HudiInstant) -> Instant:
-    """The framework's :class:`~lakesieve.model.Instant` for a hudi-rs instant."""
+    """The framework's :class:`~lakesieve.sdk.Instant` for a hudi-rs instant."""
     action = "replacecommit" if inst.action == "clustering" else inst.action
     return Instant(sort_key=inst.timestamp, id=inst.timestamp, action=action)
 

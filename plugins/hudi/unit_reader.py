@@ -1,6 +1,6 @@
 """Reading one read unit (file slice) as Arrow record batches, without Spark.
 
-Runs on the driver for :meth:`~lakesieve.contract.protocols.TableFormat.read_unit` and inside Spark's
+Runs on the driver for :meth:`~lakesieve.sdk.TableFormat.read_unit` and inside Spark's
 Python workers for merge-on-read units, so it needs only the table path, its
 options, the instant and the unit's files.
 
@@ -27,8 +27,8 @@ from collections.abc import Iterator, Mapping, Sequence
 import pyarrow as pa
 import pyarrow.parquet as pq
 from hudi import HudiFileGroupReader, HudiReadOptions, HudiTable
-from lakesieve.files.batches import conform
 from lakesieve.plugins.hudi import storage, tables
+from lakesieve.sdk.arrow import conform
 
 #: Rows per batch for base files read with pyarrow.
 BATCH_ROWS = 65_536
@@ -71,7 +71,7 @@ def project(schema: pa.Schema, columns: Sequence[str] | None) -> pa.Schema:
         return schema
     missing = [c for c in columns if c not in schema.names]
     if missing:
-        from lakesieve.errors import ColumnNotFoundError
+        from lakesieve.sdk import ColumnNotFoundError
 
         raise ColumnNotFoundError(f"Hudi table has no column(s) {', '.join(missing)}")
     return pa.schema([schema.field(c) for c in columns])

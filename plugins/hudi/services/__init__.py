@@ -7,21 +7,21 @@
   left behind), for tests of failure handling;
 - :func:`rollback_failed` — undo every such unfinished write, recording ``rollback`` instants.
 
-Each returns the new :class:`~lakesieve.model.Instant`, or ``None`` when there was
-nothing to do, and raises a one-line :class:`~lakesieve.errors.WriteError` on bad input.
+Each returns the new :class:`~lakesieve.sdk.Instant`, or ``None`` when there was
+nothing to do, and raises a one-line :class:`~lakesieve.sdk.WriteError` on bad input.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from lakesieve.model import Instant, WriteOptions
 from lakesieve.plugins.hudi.services.clean import clean
 from lakesieve.plugins.hudi.services.cluster import cluster
 from lakesieve.plugins.hudi.services.common import open_table_state
 from lakesieve.plugins.hudi.services.compact import compact
 from lakesieve.plugins.hudi.writer import FAIL_BEFORE_COMMIT, write_table
 from lakesieve.plugins.hudi.writer.rollback import rollback_pending
+from lakesieve.sdk import Instant, WriteOptions
 from pyspark.sql import DataFrame, SparkSession
 
 __all__ = ["clean", "cluster", "compact", "rollback_failed", "write_failed"]

@@ -17,12 +17,12 @@ from __future__ import annotations
 import time
 from collections import defaultdict
 
-from lakesieve.model import Instant
 from lakesieve.plugins.hudi.services.common import open_table_state, refuse
 from lakesieve.plugins.hudi.writer import table_config as cfg
 from lakesieve.plugins.hudi.writer.avro import CLEAN_METADATA, container
 from lakesieve.plugins.hudi.writer.commit import next_instant
 from lakesieve.plugins.hudi.writer.timeline import Slice, TimelineState
+from lakesieve.sdk import Instant
 
 
 def files_to_clean(state: TimelineState, retain_commits: int) -> list[str]:

@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 import pyarrow as pa
-from lakesieve.model import Instant, TableRef
 from lakesieve.plugins.hudi.partitions import location_of
 from lakesieve.plugins.hudi.services.common import (
     collect_batches,
@@ -46,6 +45,7 @@ from lakesieve.plugins.hudi.writer.schema import META_COLUMNS, file_schema
 from lakesieve.plugins.hudi.writer.storage import TableStorage
 from lakesieve.plugins.hudi.writer.task import STATS_ARROW, STATS_SCHEMA
 from lakesieve.plugins.hudi.writer.timeline import rollback_instant
+from lakesieve.sdk import Instant, TableRef
 from pyspark.sql import SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T

@@ -1,7 +1,7 @@
 """What the table services (compaction, clustering, clean, rollback) share.
 
 Each service opens the table through :func:`open_table_state` (one-line
-:class:`~lakesieve.errors.WriteError` when there is no Hudi table or it cannot
+:class:`~lakesieve.sdk.WriteError` when there is no Hudi table or it cannot
 be served), picks file groups with :func:`select_slices`, and writes its files
 from Spark tasks with the writer's markers, so a service that fails half-way is
 rolled back like a failed write.
@@ -16,12 +16,12 @@ from typing import NoReturn
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from lakesieve.errors import WriteError
 from lakesieve.plugins.hudi.partitions import location_of
 from lakesieve.plugins.hudi.writer import table_config as cfg
 from lakesieve.plugins.hudi.writer.schema import META_COLUMNS
 from lakesieve.plugins.hudi.writer.storage import TableStorage
 from lakesieve.plugins.hudi.writer.timeline import Slice, TimelineState, load_timeline, marker_path
+from lakesieve.sdk import WriteError
 
 RECORD_KEY, FILE_NAME = META_COLUMNS[2], META_COLUMNS[4]
 

@@ -19,8 +19,6 @@ from collections.abc import Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from lakesieve.files.batches import conform
-from lakesieve.model import Instant
 from lakesieve.plugins.hudi.services.common import (
     open_table_state,
     refuse,
@@ -42,6 +40,8 @@ from lakesieve.plugins.hudi.writer.rollback import rollback_pending
 from lakesieve.plugins.hudi.writer.storage import TableStorage
 from lakesieve.plugins.hudi.writer.task import STATS_ARROW, STATS_SCHEMA
 from lakesieve.plugins.hudi.writer.timeline import Slice, rollback_instant
+from lakesieve.sdk import Instant
+from lakesieve.sdk.arrow import conform
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 

@@ -40,7 +40,7 @@ from lakesieve.plugins.hudi.writer.schema import META_COLUMNS
 from lakesieve.plugins.hudi.writer.storage import TableStorage
 from lakesieve.plugins.hudi.writer.task import FG_COLUMN, SHUFFLE_COLUMN, WriteDataError
 from lakesieve.plugins.hudi.writer.timeline import Slice, TimelineState
-from lakesieve.spark.session import default_parallelism
+from lakesieve.sdk.spark import default_parallelism
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F

@@ -3,7 +3,7 @@
 :func:`write_table` turns one Spark DataFrame into one completed instant:
 
 1. Check the options and the data's schema against the table (nothing is
-   written when they are wrong: :class:`~lakesieve.errors.WriteError`).
+   written when they are wrong: :class:`~lakesieve.sdk.WriteError`).
 2. Roll back any write that started but never completed (markers), recording
    a ``rollback`` instant (:mod:`.rollback`).
 3. Route every row to its target file group (:mod:`.plan`).
@@ -46,8 +46,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lakesieve.errors import WriteError
-from lakesieve.model import Instant, WriteOptions
 from lakesieve.plugins.hudi.writer import table_config as cfg
 from lakesieve.plugins.hudi.writer.commit import (
     FileWrite,
@@ -78,6 +76,7 @@ from lakesieve.plugins.hudi.writer.task import (
 )
 from lakesieve.plugins.hudi.writer.timeline import TimelineState, load_timeline, rollback_instant
 from lakesieve.plugins.hudi.writer.validate import MODES, WriteJob, fail, validate
+from lakesieve.sdk import Instant, WriteError, WriteOptions
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 

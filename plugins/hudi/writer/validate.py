@@ -1,8 +1,8 @@
 """Checking a write before anything is written: options, table settings, columns, schema.
 
-:func:`validate` turns the caller's :class:`~lakesieve.model.WriteOptions`, the
+:func:`validate` turns the caller's :class:`~lakesieve.sdk.WriteOptions`, the
 DataFrame's schema and the table's properties and latest schema into a
-:class:`WriteJob`, or raises :class:`~lakesieve.errors.WriteError` with one
+:class:`WriteJob`, or raises :class:`~lakesieve.sdk.WriteError` with one
 line naming the table and the option or column at fault. It reads only
 metadata: no Spark job runs and nothing is written. :func:`precheck` runs
 the part that needs no DataFrame, before Spark starts.
@@ -15,8 +15,6 @@ import os
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NoReturn
 
-from lakesieve.errors import WriteError
-from lakesieve.model import WriteOptions
 from lakesieve.plugins.hudi.cdc import BEFORE_AFTER, CDC_ENABLED, CDC_MODE, records_images
 from lakesieve.plugins.hudi.keygen import KeySpec
 from lakesieve.plugins.hudi.writer import table_config as cfg
@@ -28,6 +26,7 @@ from lakesieve.plugins.hudi.writer.schema import (
     table_column_order,
 )
 from lakesieve.plugins.hudi.writer.timeline import TimelineState
+from lakesieve.sdk import WriteError, WriteOptions
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 
@@ -99,9 +98,14 @@ class WriteJob:
     cdc: bool = False
 
 
-def fail(path: str, message: str) -> NoReturn:
-    """Raise the one-line :class:`WriteError` of a refused write."""
-    raise WriteError(f"cannot write Hudi table {path}: {message}")
+def fail(path: str, message: str, argument: str | None = None, value: object = None) -> NoReturn:
+    """Raise the one-line :class:`WriteError` of a refused write.
+
+    A message about one write option writes ``{argument}`` where it names it
+    and passes the option's name and value as data, so each front end spells
+    it its own way (``record_key='id'``; the CLI's ``--record-key id``).
+    """
+    raise WriteError(f"cannot write Hudi table {path}: {message}", argument=argument, value=value)
 
 
 def _as_tuple(value: object) -> tuple[str, ...]:
@@ -127,7 +131,7 @@ def _check_existing(path: str, props: dict[str, str], table_type: str | None) ->
     if kind not in (cfg.COPY_ON_WRITE, cfg.MERGE_ON_READ):
         fail(path, f"table type {props.get(cfg.TYPE)} is not supported")
     if table_type is not None and table_type != kind:
-        fail(path, f"option table_type=mor differs from the table's type {kind}")
+        fail(path, f"{{argument}} differs from the table's type {kind}", "table_type", "mor")
     if props.get(cfg.VERSION, "6") != "6":
         fail(path, f"table version {props.get(cfg.VERSION)} is not supported (only 6)")
     keygen = props.get(cfg.KEYGEN) or ""
@@ -150,13 +154,13 @@ class _Layout:
 
 
 def _differs(path: str, option: str, given: object, table: object) -> NoReturn:
-    fail(path, f"option {option}={given} differs from the table's {table}")
+    fail(path, f"{{argument}} differs from the table's {table}", option, given)
 
 
 def _new_layout(path: str, options: WriteOptions, hive: bool | None) -> _Layout:
     record_key = _as_tuple(options.record_key)
     if not record_key:
-        fail(path, "option record_key is required to create the table")
+        fail(path, "{argument} is required to create the table", "record_key")
     bucket = None
     if options.bucket_column:
         if options.file_groups is None:
@@ -292,10 +296,10 @@ def _check_settings(path: str, options: WriteOptions, props: dict[str, str] | No
     mode = str(options.mode).lower()
     if mode not in MODES:
         expected = ", ".join(MODES)
-        fail(path, f"unknown write mode {options.mode!r} (option mode; one of {expected})")
+        fail(path, f"unknown write mode {options.mode!r} ({{argument}}; one of {expected})", "mode")
     asked = str(options.table_type or "cow").lower()
     if asked not in TABLE_TYPES:
-        fail(path, f"option table_type={options.table_type!r} is not supported (cow or mor)")
+        fail(path, "{argument} is not supported (cow or mor)", "table_type", options.table_type)
     if props is None and mode == "delete":
         fail(path, "delete needs an existing table, but there is no Hudi table at this path")
     # table_type defaults to cow, so only an explicit mor is checked against a table
