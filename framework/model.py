@@ -17,6 +17,7 @@ import datetime as _dt
 import decimal as _dec
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 import pyarrow as pa
@@ -98,10 +99,15 @@ class Snapshot:
     instant: Instant | None
     units: tuple[ReadUnit, ...]
 
-    @property
+    @cached_property
     def locations(self) -> frozenset[str]:
-        """Every location visible in this snapshot."""
+        """Every location visible in this snapshot (computed once: a snapshot never changes)."""
         return frozenset(u.location for u in self.units)
+
+    @cached_property
+    def size_bytes(self) -> int:
+        """Bytes that reading every unit touches (computed once)."""
+        return sum(u.size_bytes for u in self.units)
 
     @property
     def rows_upper_bound(self) -> int | None:
@@ -118,8 +124,9 @@ class Snapshot:
         return total
 
     def units_for(self, locations: frozenset[str] | set[str]) -> tuple[ReadUnit, ...]:
-        """The read units whose location is in ``locations``."""
-        return tuple(u for u in self.units if u.location in locations)
+        """The read units whose location is in ``locations`` (``units`` itself when that is all)."""
+        found = tuple(u for u in self.units if u.location in locations)
+        return self.units if len(found) == len(self.units) else found
 
 
 @dataclass(frozen=True)

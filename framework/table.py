@@ -45,7 +45,7 @@ from lakesieve.spark.session import SessionOnDemand, get_spark, time_zone_of
 from lakesieve.state.loaded import LoadedIndex
 from lakesieve.state.table_indexes import TableIndexes
 from lakesieve.store import DEFAULT_DIRNAME
-from lakesieve.store.index_log import IndexDefinition
+from lakesieve.store.index_log import IndexDefinition, LogSnapshot
 from lakesieve.store.table_store import open_table_store
 
 if TYPE_CHECKING:
@@ -318,7 +318,13 @@ class Table:
     # ------------------------------------------------------------ planning
 
     def plan(
-        self, where: Any = None, as_of: str | None = None, time_zone: str | None = None
+        self,
+        where: Any = None,
+        as_of: str | None = None,
+        time_zone: str | None = None,
+        *,
+        line: list[Instant] | None = None,
+        log: LogSnapshot | None = None,
     ) -> Plan:
         """Decide which read units a query needs. Does not start Spark.
 
@@ -326,15 +332,21 @@ class Table:
         literals without a zone are read in ``time_zone`` (a Spark session
         time zone; default: the zone of lakesieve's own session, UTC unless
         ``LAKESIEVE_SPARK_CONF`` sets ``spark.sql.session.timeZone``).
+        ``line`` (the timeline) and ``log`` (the index log, read with
+        ``strict=False``) are what the caller already read for this query;
+        what is not given is read here, once.
         """
         with session_time_zone(time_zone or time_zone_of()):
-            return self._plan(where, as_of)
+            return self._plan(where, as_of, line, log)
 
-    def _plan(self, where: Any, as_of: str | None) -> Plan:
+    def _plan(
+        self, where: Any, as_of: str | None, line: list[Instant] | None, log: LogSnapshot | None
+    ) -> Plan:
         started = time.perf_counter()
-        if where is not None and not (isinstance(where, str) and not where.strip()):
+        if log is None and where is not None and not (isinstance(where, str) and not where.strip()):
             self.states.store.read_log_ahead()  # the index log's requests beside the table's
-        line = self.timeline()  # listed once per plan: instant lookup and index checks share it
+        if line is None:
+            line = self.timeline()  # listed once per plan: instant lookup and index checks share it
         inst = self.view.resolve_instant(as_of, line)
         snapshot = self.view.snapshot_at(inst)
         if where is None or (isinstance(where, str) and not where.strip()):
@@ -343,7 +355,7 @@ class Table:
         bound = bind(where, schema, self.path)
         if inst is None:
             return Plan(inst, snapshot, (), bound, plan_ms=elapsed_ms(started), schema=schema)
-        loaded, notes = self.states.usable_indexes(inst, set(bound.columns), snapshot, line)
+        loaded, notes = self.states.usable_indexes(inst, set(bound.columns), snapshot, line, log)
         by_column: dict[str, list[LoadedIndex]] = {}
         for item in loaded:
             by_column.setdefault(item.definition.column, []).append(item)

@@ -72,6 +72,26 @@ def explain_plan(
     plan: Plan, table_path: str, table_format: str, where: str | None, as_of: str | None
 ) -> dict[str, Any]:
     """What ``plan`` reads and which index contributed what, as a JSON-ready dict."""
+    return {
+        "table": table_path,
+        "format": table_format,
+        "where": where,
+        "predicate_sql": to_sql(plan.bound) if plan.bound else None,
+        "as_of": as_of,
+        "table_instant": plan.table_instant.id if plan.table_instant else None,
+        "locations_total": plan.locations_total,
+        "locations_selected": plan.locations_selected,
+        "bytes_total": plan.snapshot.size_bytes,
+        "bytes_selected": sum(u.size_bytes for u in plan.units),
+        "selected": sorted(u.location for u in plan.units),
+        "indexes": explain_indexes(plan),
+        "warnings": plan.warnings,
+        "plan_ms": round(plan.plan_ms, 3),
+    }
+
+
+def explain_indexes(plan: Plan) -> list[dict[str, Any]]:
+    """Each index ``plan`` consulted: its status, what it selected, whether it was stale."""
     indexes = []
     visible = plan.snapshot.locations
     for item in plan.indexes:
@@ -103,21 +123,4 @@ def explain_plan(
             # locations of the snapshot the index never saw: always read
             entry["locations_unseen"] = item.unseen
         indexes.append(entry)
-    total_bytes = sum(u.size_bytes for u in plan.snapshot.units)
-    sel_bytes = sum(u.size_bytes for u in plan.units)
-    return {
-        "table": table_path,
-        "format": table_format,
-        "where": where,
-        "predicate_sql": to_sql(plan.bound) if plan.bound else None,
-        "as_of": as_of,
-        "table_instant": plan.table_instant.id if plan.table_instant else None,
-        "locations_total": plan.locations_total,
-        "locations_selected": plan.locations_selected,
-        "bytes_total": total_bytes,
-        "bytes_selected": sel_bytes,
-        "selected": sorted(u.location for u in plan.units),
-        "indexes": indexes,
-        "warnings": plan.warnings,
-        "plan_ms": round(plan.plan_ms, 3),
-    }
+    return indexes

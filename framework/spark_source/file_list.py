@@ -11,25 +11,48 @@ answered by the Hudi plugin):
 - ``spark_schema(spark, instant, units)``: the Spark schema the format's
   ``read`` gives those units (every column, typed as Spark reads the files).
 
-When every selected unit is such a file and the columns a query needs are
-typed as that schema types them, the planner hands the JVM the files and
-their sizes (JSON, read by ``FileListScan.java``), and the JVM builds Spark's
-Parquet scan over a file index made from those statuses: no listing, no
-Spark job and no DataFrame per scan. Otherwise the scan reads the frame
+The planner asks them once per table instant and keeps the answer as an
+:class:`InstantFiles`: the JSON of every such file (read by ``FileTable.java``,
+sent to the driver JVM once, under a digest of its text) and each unit's
+position in it. A scan whose selected units are all such files, and whose
+columns are typed as that schema types them, then answers with the token and
+the positions it reads (:func:`selection`), and the JVM builds Spark's Parquet
+scan over a file index made from those statuses: no listing, no Spark job, no
+DataFrame and no file list per scan. Otherwise the scan reads the frame
 ``Table.read`` would read, as before.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lakesieve.files.spark_scan import RAW_LOCAL_FILES
 
 if TYPE_CHECKING:
+    from lakesieve.model import ReadUnit
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
+
+
+@dataclass(frozen=True)
+class InstantFiles:
+    """The files of one table instant that Spark reads as they are, as the JVM reads them.
+
+    Attributes:
+        token: a digest of ``table``: one token, one content.
+        table: JSON ``{"files": [[path, size], ...], "data": <schema>, "options": {...}}``.
+        position: each such unit's location -> its position in ``files``.
+        data: the Spark schema the files are read in.
+    """
+
+    token: str
+    table: str
+    position: Mapping[str, int]
+    data: StructType
 
 
 def spark_schema(
@@ -40,29 +63,54 @@ def spark_schema(
     return None if hook is None else hook(spark, instant, units)
 
 
-def plain_files(fmt: Any, units: Sequence[Any]) -> list[tuple[str, int]] | None:
-    """Every unit's file and size, when each is read as it is; else ``None``."""
+def instant_files(
+    fmt: Any, units: Sequence[ReadUnit], data: StructType | None
+) -> InstantFiles | None:
+    """The files of ``units`` read as they are, in ``data``'s types; ``None``: the format cannot say."""
     hook = getattr(fmt, "parquet_files", None)
-    if hook is None:
+    if hook is None or data is None:
         return None
     found = hook(units)
-    if len(found) != len(units) or any(f is None for f in found):
-        return None
-    return [(str(path), int(size)) for path, size in found]
+    if len(found) != len(units) or len({u.location for u in units}) != len(units):
+        return None  # a location naming two units could not name one file
+    files: list[list[Any]] = []
+    position: dict[str, int] = {}
+    for unit, file in zip(units, found, strict=True):
+        if file is not None:
+            position[unit.location] = len(files)
+            files.append([str(file[0]), int(file[1])])
+    text = json.dumps({"files": files, "data": json.loads(data.json()), "options": RAW_LOCAL_FILES})
+    token = hashlib.sha256(text.encode()).hexdigest()[:32]
+    return InstantFiles(token, text, position, data)
+
+
+def selection(files: InstantFiles, units: Sequence[ReadUnit], every: bool = False) -> str | None:
+    """The positions of ``units``' files as the JVM reads them (``"0-9999"``, ``"3,17-20"``).
+
+    ``every``: ``units`` are all the instant's units. ``None`` when a unit
+    needs the format's own read.
+    """
+    if every and len(files.position) == len(units):
+        return f"0-{len(units) - 1}" if units else ""
+    found: list[int] = []
+    for unit in units:
+        at = files.position.get(unit.location)
+        if at is None:
+            return None
+        found.append(at)
+    found.sort()
+    parts: list[str] = []
+    i = 0
+    while i < len(found):
+        j = i
+        while j + 1 < len(found) and found[j + 1] == found[j] + 1:
+            j += 1
+        parts.append(str(found[i]) if i == j else f"{found[i]}-{found[j]}")
+        i = j + 1
+    return ",".join(parts)
 
 
 def covers(data: StructType, wanted: StructType) -> bool:
     """Whether every wanted column is a column of ``data`` of the same type."""
     have = {f.name: f.dataType for f in data.fields}
     return all(have.get(f.name) == f.dataType for f in wanted.fields)
-
-
-def files_answer(files: Sequence[tuple[str, int]], data: StructType) -> str:
-    """The JSON the JVM reads: the files with their sizes, the schema they are read in, options."""
-    return json.dumps(
-        {
-            "files": [[path, size] for path, size in files],
-            "data": json.loads(data.json()),
-            "options": RAW_LOCAL_FILES,
-        }
-    )

@@ -4,16 +4,19 @@ The Java source (``LakesieveScanBuilder``) calls :meth:`ScanPlanner.plan`
 once per scan with the relation's options, Spark's pushed filters (JSON,
 :mod:`lakesieve.spark_source.filters`) and the columns the query needs. The
 planner opens the table, plans with its indexes (stale, missing or corrupt
-indexes widen the selection, never narrow it) and answers with the frame
-``Table.read`` would read for the selected units, in exactly those columns,
-and a line describing the selection. The Java side hands a frame that is a
-plain Parquet scan to Spark's own Parquet scan, and runs any other as it is.
+indexes widen the selection, never narrow it) and answers with a line
+describing the selection and either the selected files, when each is a
+Parquet file Spark reads as it is (:mod:`lakesieve.spark_source.file_list`:
+positions in the instant's file list, which crosses to the JVM once), or the
+frame ``Table.read`` would read for the selected units, in exactly those
+columns.
 
-The planner keeps the tables it opened for a few minutes (per options), so
-that the format's answers about a completed instant (its snapshot, its
-schema) and the indexes loaded per state are not read again for every scan;
-each plan still lists the timeline and the index log afresh. Scans of one
-table plan one at a time.
+Each scan lists the timeline and reads the index log once: the two key the
+answers kept per (table, instant, index log version, filters, columns) and
+plan a new one. The planner keeps the tables it opened for a few minutes (per
+options), so that the format's answers about a completed instant (its
+snapshot, its schema, its files) and the indexes loaded per state are not read
+again for every scan. Scans of one table plan one at a time.
 
 Errors a user caused come back as their one-line message; Spark raises it as
 an ``IllegalArgumentException``.
@@ -27,7 +30,13 @@ import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from lakesieve.errors import LakesieveError, OptionError
-from lakesieve.spark_source.file_list import covers, files_answer, plain_files, spark_schema
+from lakesieve.spark_source.file_list import (
+    InstantFiles,
+    covers,
+    instant_files,
+    selection,
+    spark_schema,
+)
 from lakesieve.spark_source.filters import filters_to_predicate, pushed_sql
 from lakesieve.spark_source.scan import (
     RETIRED_OPTIONS,
@@ -40,6 +49,8 @@ from lakesieve.spark_source.scan import (
 )
 
 if TYPE_CHECKING:
+    from lakesieve.model import Instant
+    from lakesieve.store.index_log import LogSnapshot
     from lakesieve.table import Table
     from pyspark.sql import SparkSession
     from pyspark.sql.types import StructType
@@ -51,6 +62,8 @@ _registered: dict[int, ScanPlanner] = {}
 _SCHEMAS_KEPT = 64
 #: Scan answers (files read as they are) remembered; the oldest goes first.
 _ANSWERS_KEPT = 256
+#: Table instants whose files (:class:`InstantFiles`) are remembered; the oldest goes first.
+_INSTANTS_KEPT = 16
 #: Open tables kept per options, and for how long (seconds) one is reused.
 _TABLES_KEPT = 16
 _TABLE_SECONDS = 300.0
@@ -79,8 +92,18 @@ class ScanPlanner:
         self._spark = spark
         self._schemas: dict[tuple[str, str, str | None], str] = {}
         self._data: dict[tuple[str, str, str | None], StructType | None] = {}
-        self._answers: dict[tuple[Any, ...], tuple[str, str]] = {}
+        self._answers: dict[tuple[Any, ...], tuple[InstantFiles, str, str]] = {}
+        self._files: dict[tuple[str, str, str], InstantFiles | None] = {}
         self._tables: dict[str, tuple[Table, threading.Lock, float]] = {}
+        self._java: tuple[Any, Any] | None = None
+
+    def _java_classes(self) -> tuple[Any, Any]:
+        """The Java ``ScanAnswer`` and ``FileTables`` classes (looked up once: each lookup is a round trip)."""
+        if self._java is None:
+            jvm = self._spark.sparkContext._jvm
+            assert jvm is not None
+            self._java = (jvm.org.lakesieve.spark.ScanAnswer, jvm.org.lakesieve.spark.FileTables)
+        return self._java
 
     def _table(self, options: dict[str, str]) -> tuple[Table, threading.Lock]:
         """The table ``options`` name, opened at most ``_TABLE_SECONDS`` ago, and its planning lock."""
@@ -111,6 +134,29 @@ class ScanPlanner:
             if len(self._data) >= _SCHEMAS_KEPT:
                 self._data.pop(next(iter(self._data)))
             self._data[key] = found
+        return found
+
+    def _instant_files(
+        self, table: Table, options: dict[str, str], instant: str, units: Any
+    ) -> InstantFiles | None:
+        """The files of the table's units at ``instant`` read as they are (remembered per instant)."""
+        key = (json.dumps(options, sort_keys=True), table.path, instant)
+        if key in self._files:
+            return self._files[key]
+        data = self._data_schema(table, options, instant, units)
+        found = instant_files(table.view.fmt, units, data)
+        with _lock:
+            if len(self._files) >= _INSTANTS_KEPT:
+                self._files.pop(next(iter(self._files)))
+            self._files[key] = found
+        return found
+
+    def _files_answer(self, files: InstantFiles, chosen: str, description: str) -> Any:
+        """The Java answer reading ``chosen`` of ``files``: their list crosses to the JVM once."""
+        _, tables = self._java_classes()
+        found = tables.answer(files.token, chosen, description)
+        if found is None:  # not sent yet, or no longer kept there
+            found = tables.load(files.token, files.table, chosen, description)
         return found
 
     def schema(self, options_json: str) -> str:
@@ -155,7 +201,7 @@ class ScanPlanner:
         from lakesieve.spark.object_storage import prepare
         from pyspark.sql.types import StructType
 
-        answers = self._spark.sparkContext._jvm.org.lakesieve.spark.ScanAnswer  # type: ignore[union-attr]
+        answers, _ = self._java_classes()
         try:
             request = json.loads(request_json)
             options = request["options"]
@@ -164,34 +210,60 @@ class ScanPlanner:
             where = filters_to_predicate(request["filters"])
             wanted = StructType.fromJson(request["schema"])
             with guard:
-                key = self._answer_key(table, request)
+                line, index_log = self._read_state(table, bool(request["filters"]))
+                key = self._answer_key(table, request, line, index_log)
                 known = self._answers.get(key) if key is not None else None
                 if known is not None:
-                    log.info(known[1])
-                    return answers.ofFiles(*known)
+                    log.info(known[2])
+                    return self._files_answer(*known)
                 # filter values are typed (instants carry their zone): no session zone applies
-                plan = table.plan(where, key[1] if key else option(options, "asOf"), "UTC")
+                as_of = key[1] if key else option(options, "asOf")
+                plan = table.plan(where, as_of, "UTC", line=line, log=index_log)
                 shown = pushed_sql(request["filters"], request.get("shown"))
-                description = describe_scan(plan, table, shown)
+                description = describe_scan(plan, table, shown, index_log)
                 instant = plan.table_instant.id if plan.table_instant else None
-                files = plain_files(table.view.fmt, plan.units) if instant else None
-                data = None
-                if files is not None:
-                    data = self._data_schema(table, options, instant, plan.snapshot.units)
-                if files is not None and data is not None and covers(data, wanted):
+                files = chosen = None
+                if instant is not None:
+                    files = self._instant_files(table, options, instant, plan.snapshot.units)
+                if files is not None and covers(files.data, wanted):
+                    chosen = selection(files, plan.units, plan.units is plan.snapshot.units)
+                if files is not None and chosen is not None:
                     prepare(self._spark, table.path, table.ref.options)
-                    answer = (files_answer(files, data), description)
                     if key is not None and key[1] == instant:
-                        self._remember(key, answer)
+                        self._remember(key, (files, chosen, description))
                     log.info(description)
-                    return answers.ofFiles(*answer)
+                    return self._files_answer(files, chosen, description)
                 frame = conform(frame_of_units(self._spark, table, plan, wanted.names), wanted)
             log.info(description)
             return answers.of(frame._jdf, description)
         except Exception as exc:
             return answers.failure(_message(exc, "plan a scan"))
 
-    def _answer_key(self, table: Table, request: dict[str, Any]) -> tuple[Any, ...] | None:
+    @staticmethod
+    def _read_state(table: Table, filtered: bool) -> tuple[list[Instant], LogSnapshot | None]:
+        """The table's timeline and its index log, each read once for one scan.
+
+        Both key the answer (:meth:`_answer_key`) and the same reads plan it
+        (``Table.plan``). The log is read leniently, as a query reads it; an
+        unreadable one is ``None``: the plan reads it again and says why it
+        reads every location.
+        """
+        store = table.states.store
+        if filtered:
+            store.read_log_ahead()  # the index log's requests beside the table's
+        line = table.timeline()
+        try:
+            return line, store.read_log(strict=False)
+        except Exception:
+            return line, None
+
+    def _answer_key(
+        self,
+        table: Table,
+        request: dict[str, Any],
+        line: list[Instant],
+        index_log: LogSnapshot | None,
+    ) -> tuple[Any, ...] | None:
         """What a scan's answer depends on: the table, its instant, the index log version,
         the pushed filters and the columns; ``None`` when the log cannot be read (no caching).
 
@@ -199,23 +271,19 @@ class ScanPlanner:
         new key, so a cached answer is never older than what a fresh plan would read.
         """
         options = request["options"]
-        resolved = table.resolve_instant(option(options, "asOf"))
-        if resolved is None:
-            return None
-        try:
-            version = table.states.store.read_log(strict=False).version
-        except Exception:
+        resolved = table.resolve_instant(option(options, "asOf"), line)
+        if resolved is None or index_log is None or index_log.problems:
             return None
         return (
             json.dumps(options, sort_keys=True),
             resolved.id,
-            version,
+            index_log.version,
             json.dumps(request["filters"], sort_keys=True),
             json.dumps(request["schema"], sort_keys=True),
             json.dumps(request.get("shown")),
         )
 
-    def _remember(self, key: tuple[Any, ...], answer: tuple[str, str]) -> None:
+    def _remember(self, key: tuple[Any, ...], answer: tuple[InstantFiles, str, str]) -> None:
         with _lock:
             if len(self._answers) >= _ANSWERS_KEPT:
                 self._answers.pop(next(iter(self._answers)))

@@ -14,12 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from lakesieve.contract.format_read import read_columns
 from lakesieve.errors import OptionError
+from lakesieve.expressions import to_sql
 from lakesieve.files import paths
-from lakesieve.query.query_plan import Plan, explain_plan
+from lakesieve.query.query_plan import Plan, explain_indexes
 from lakesieve.table import Table
 from lakesieve.table import open as open_table
 
 if TYPE_CHECKING:
+    from lakesieve.store.index_log import LogSnapshot
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
@@ -135,7 +137,9 @@ def table_from_options(options: Mapping[str, str]) -> Table:
     return table
 
 
-def describe_scan(plan: Plan, table: Table, pushed: str | None = None) -> str:
+def describe_scan(
+    plan: Plan, table: Table, pushed: str | None = None, log: LogSnapshot | None = None
+) -> str:
     """One line saying what a scan reads: predicate, selected of total locations, indexes used.
 
     ``pushed`` is the filter as Spark pushed it (SQL text); without it the
@@ -143,12 +147,12 @@ def describe_scan(plan: Plan, table: Table, pushed: str | None = None) -> str:
     stale (with the locations added for what changed since its instant) or
     unusable (with the reason, such as a corrupt file); when no index was
     used the line says whether the table has none, or none on the filtered
-    columns.
+    columns (from ``log``, the index log the plan was made with, when given).
     """
-    info = explain_plan(plan, table.path, table.format, None, None)
+    indexes = explain_indexes(plan)  # the selection's own figures are counted here, once
     used: list[str] = []
     notes: list[str] = []
-    for i in info["indexes"]:
+    for i in indexes:
         name = f"{i['name']} ({i['type']})"
         stale = (
             f", stale: +{i.get('locations_added_for_staleness', 0)} locations changed since "
@@ -163,23 +167,26 @@ def describe_scan(plan: Plan, table: Table, pushed: str | None = None) -> str:
         else:
             why = "never built" if i["instant"] is None else "cannot answer this filter"
             notes.append(f"{name} on {i['column']}: {why}")
-    if not info["indexes"]:
-        notes.append(_why_no_index(plan, table))
-    shown = pushed if pushed is not None else info["predicate_sql"]
+    if not indexes:
+        notes.append(_why_no_index(plan, table, log))
+    shown = pushed if pushed is not None else (to_sql(plan.bound) if plan.bound else None)
+    instant = plan.table_instant.id if plan.table_instant else None
+    every = plan.units is plan.snapshot.units
+    selected_bytes = plan.snapshot.size_bytes if every else sum(u.size_bytes for u in plan.units)
     return (
-        f"lakesieve scan of {table.format} table {table.path} at {info['table_instant']}: "
+        f"lakesieve scan of {table.format} table {table.path} at {instant}: "
         f"pushed predicate {shown or 'none'}; "
-        f"selected {info['locations_selected']} of {info['locations_total']} locations "
-        f"({info['bytes_selected']} of {info['bytes_total']} bytes); "
+        f"selected {plan.locations_selected} of {plan.locations_total} locations "
+        f"({selected_bytes} of {plan.snapshot.size_bytes} bytes); "
         f"indexes used: {', '.join(used) if used else 'none'}"
         + (f" ({'; '.join(notes)})" if notes else "")
     )
 
 
-def _why_no_index(plan: Plan, table: Table) -> str:
+def _why_no_index(plan: Plan, table: Table, log: LogSnapshot | None) -> str:
     """Why a plan consulted no index: the table has none, or none on the filtered columns."""
     try:
-        defined = table.indexes()
+        defined = list(log.indexes.values()) if log is not None else table.indexes()
     except Exception:  # an unreadable log: the plan already read without indexes
         defined = []
     if not defined:

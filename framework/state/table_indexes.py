@@ -27,7 +27,7 @@ from lakesieve.model import BuiltIndex, Changes, Instant, Snapshot, TableRef
 from lakesieve.state.loaded import LoadedIndex
 from lakesieve.state.overlay import DELTA_FILE, RENAMES_FILE, DeltaOverlay, renames_of
 from lakesieve.store import IndexStore
-from lakesieve.store.index_log import IndexDefinition, IndexState
+from lakesieve.store.index_log import IndexDefinition, IndexState, LogSnapshot
 from lakesieve.store.seen_locations import seen_of
 from lakesieve.store.seen_locations import unseen as unseen_locations
 from lakesieve.store.task_files import eager_files, on_demand_reader
@@ -263,19 +263,25 @@ class TableIndexes:
     # ------------------------------------------------------------ queries
 
     def usable_indexes(
-        self, inst: Instant, columns: set[str], snapshot: Snapshot, line: list[Instant]
+        self,
+        inst: Instant,
+        columns: set[str],
+        snapshot: Snapshot,
+        line: list[Instant],
+        log: LogSnapshot | None = None,
     ) -> tuple[list[LoadedIndex], list[str]]:
         """The indexes on ``columns`` loaded for a query at ``inst``, and warnings about the others.
 
         Every index on one of ``columns`` is returned; one that cannot be used
         carries its reason in ``error``. Each fallback is also warned about
         (attributed to the caller of the caller, the query's entry point).
+        ``log`` is the index log as the caller already read it (leniently, as
+        here); without it the log is read now.
         """
         notes: list[str] = []
         try:
-            log = self.store.read_log(
-                strict=False
-            )  # a bad commit: the states before it, and a warning
+            if log is None:  # a bad commit: the states before it, and a warning
+                log = self.store.read_log(strict=False)
         except IndexCorruptError as exc:
             msg = f"index log of table {self.path} is unreadable ({exc}); reading every location"
             warnings.warn(msg, LakesieveWarning, stacklevel=3)

@@ -199,6 +199,51 @@ def test_repeated_scans_plan_once_and_a_commit_plans_again(
     assert planner.plan(sixty).description() == after.description() and len(planned) == 4
 
 
+def test_a_scan_reads_the_index_log_and_the_timeline_once(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keying the answer and planning it share one listing of the timeline and one log read,
+    whether the answer is planned afresh, kept, or for a column without an index."""
+    from lakesieve.query.table_view import TableView
+    from lakesieve.spark_source.planner import ScanPlanner
+    from lakesieve.store.table_store import TableStore
+
+    path = tmp_path / "once"
+    write_rows(spark, path, make_rows(range(0, 400), 1), mode="bulk_insert", file_groups=4)
+    lakesieve.open(path).build_index("k", type="sieve", spark=spark)
+    reads = {"log": 0, "timeline": 0}
+    read_log, timeline = TableStore.read_log, TableView.timeline
+
+    def counted_log(self: TableStore, strict: bool = True) -> Any:
+        reads["log"] += 1
+        return read_log(self, strict)
+
+    def counted_timeline(self: TableView) -> Any:
+        reads["timeline"] += 1
+        return timeline(self)
+
+    monkeypatch.setattr(TableStore, "read_log", counted_log)
+    monkeypatch.setattr(TableView, "timeline", counted_timeline)
+    planner = ScanPlanner(spark)
+    fields = [
+        {"name": "k", "type": "long", "nullable": True, "metadata": {}},
+        {"name": "s", "type": "string", "nullable": True, "metadata": {}},
+    ]
+    schema = {"type": "struct", "fields": fields}
+    options = {"path": str(path)}
+    planner.schema(json.dumps(options))  # the relation: opened before its scans
+    for where in (
+        [_cmp("k", "=", "int", "60")],  # planned afresh
+        [_cmp("k", "=", "int", "60")],  # kept
+        [_cmp("s", "=", "string", "cedar-0003")],  # no index on s
+        [],  # no filter
+    ):
+        reads.update(log=0, timeline=0)
+        answer = planner.plan(json.dumps({"options": options, "filters": where, "schema": schema}))
+        assert answer.error() is None and answer.files() is not None, answer.error()
+        assert reads == {"log": 1, "timeline": 1}, (where, reads)
+
+
 def test_unreadable_index_costs_a_full_scan_not_rows(
     spark: Any, tables: dict[str, str], tmp_path: Path
 ) -> None:

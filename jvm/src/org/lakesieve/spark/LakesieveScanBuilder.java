@@ -61,8 +61,9 @@ final class LakesieveScanBuilder implements SupportsPushDownFilters, SupportsPus
     if (answer.error() != null) {
       throw new IllegalArgumentException(answer.error());
     }
-    if (answer.files() != null) {
-      return FileListScan.of(answer.files(), required, pushed, answer.description());
+    if (answer.table() != null) {
+      return FileListScan.of(
+          answer.table(), answer.selection(), required, pushed, answer.description());
     }
     return Scans.of(answer.frame(), required, schema, pushed, answer.description());
   }
