@@ -54,10 +54,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 from urllib.parse import urlparse
 
-from lakesieve.errors import OptionError, TableNotFoundError, WriteError
-from lakesieve.files import paths
 from lakesieve.plugins.iceberg.identify import latest_metadata_file
-from lakesieve.spark.object_storage import aws_settings, storage_of
+from lakesieve.sdk import OptionError, TableNotFoundError, WriteError, paths
+from lakesieve.sdk.paths import aws_settings, storage_of
 from pyiceberg.io.pyarrow import PyArrowFile, PyArrowFileIO
 
 if TYPE_CHECKING:

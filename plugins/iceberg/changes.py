@@ -26,8 +26,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakesieve.errors import InstantNotFoundError
-from lakesieve.model import Changes, TableRef
 from lakesieve.plugins.iceberg import catalog, timeline
 from lakesieve.plugins.iceberg.snapshot import (
     LiveFiles,
@@ -36,6 +34,7 @@ from lakesieve.plugins.iceberg.snapshot import (
     partition_key,
     referenced_path,
 )
+from lakesieve.sdk import Changes, InstantNotFoundError, TableRef
 
 if TYPE_CHECKING:
     from pyiceberg.manifest import DataFile

@@ -19,11 +19,10 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from lakesieve.files import paths
-from lakesieve.keys.unique import unique_ints
-from lakesieve.model import ReadUnit
 from lakesieve.plugins.iceberg.errors import IcebergFeatureError
 from lakesieve.plugins.iceberg.snapshot import POSITION, parse_delete_entry
+from lakesieve.sdk import ReadUnit, paths
+from lakesieve.sdk.keys import unique_ints
 
 #: Columns of a position delete file.
 FILE_PATH = "file_path"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from lakesieve.errors import LakesieveError
+from lakesieve.sdk import LakesieveError
 
 
 class IcebergFeatureError(LakesieveError):

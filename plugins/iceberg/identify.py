@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 import pyarrow.fs as pafs
-from lakesieve.files import paths
+from lakesieve.sdk import paths
 
 METADATA_DIR = "metadata"
 _METADATA_RE = re.compile(r"^v?(\d+)(?:-[^./]*)?(?:\.gz)?\.metadata\.json$")

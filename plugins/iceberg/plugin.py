@@ -24,20 +24,19 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from lakesieve.contract.hookspecs import hookimpl
-from lakesieve.contract.plugin_base import TableFormatBase
 from lakesieve.plugins.iceberg.identify import is_iceberg_table
+from lakesieve.sdk import TableFormatBase, hookimpl
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from lakesieve.model import Changes, Instant, ReadUnit, Snapshot, WriteOptions
+    from lakesieve.sdk import Changes, Instant, ReadUnit, Snapshot, WriteOptions
     from pyspark.sql import DataFrame, SparkSession
 
 FORMAT = "iceberg"
 
 
 class IcebergFormat(TableFormatBase):
-    """An Iceberg table; see :class:`lakesieve.contract.protocols.TableFormat` for each method's contract."""
+    """An Iceberg table; see :class:`~lakesieve.sdk.TableFormat` for each method's contract."""
 
     name = FORMAT
     known_options = ("catalog.", "table", "storage.")
@@ -93,9 +92,9 @@ class IcebergFormat(TableFormatBase):
 
         With ``columns``, only those (Spark prunes the rest from its scans).
         """
-        from lakesieve.contract.format_read import select_columns
         from lakesieve.plugins.iceberg.spark_read import read_units
-        from lakesieve.spark.object_storage import prepare
+        from lakesieve.sdk import select_columns
+        from lakesieve.sdk.spark import prepare
 
         prepare(spark, self.path, self.ref.options)
         frame = read_units(spark, self.ref, units, instant, with_location)
@@ -125,8 +124,8 @@ class IcebergFormat(TableFormatBase):
 
     def _refuse_object_storage(self, options: WriteOptions) -> None:
         """A table on object storage is written only through a configured catalog."""
-        from lakesieve.files.write_frame import refuse_object_storage
         from lakesieve.plugins.iceberg.catalog import catalog_options
+        from lakesieve.sdk.writing import refuse_object_storage
 
         if not catalog_options(self.ref.options, options.extra)[0]:
             refuse_object_storage(

@@ -32,10 +32,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from lakesieve.files import paths
-from lakesieve.model import ReadUnit, Snapshot, TableRef
 from lakesieve.plugins.iceberg import catalog, columns, timeline
 from lakesieve.plugins.iceberg.errors import IcebergFeatureError
+from lakesieve.sdk import ReadUnit, Snapshot, TableRef, paths
 
 if TYPE_CHECKING:
     from pyiceberg.manifest import DataFile, ManifestEntry

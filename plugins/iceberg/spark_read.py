@@ -32,21 +32,21 @@ from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-from lakesieve.files.paths import file_name
-from lakesieve.files.spark_scan import (
-    FILE_KEY,
-    ROW_KEY,
-    decoded_file_name,
-    empty_frame,
-    parquet_reader,
-    unique_name_rounds,
-)
-from lakesieve.model import LOCATION_COLUMN, ReadUnit, TableRef
 from lakesieve.plugins.iceberg import catalog, columns, schema, timeline
 from lakesieve.plugins.iceberg.deletes import FILE_PATH, POS, position_delete_paths
 from lakesieve.plugins.iceberg.errors import IcebergFeatureError
 from lakesieve.plugins.iceberg.snapshot import data_path, read_path
-from lakesieve.spark.session import default_parallelism
+from lakesieve.sdk import LOCATION_COLUMN, ReadUnit, TableRef
+from lakesieve.sdk.paths import file_name
+from lakesieve.sdk.spark import (
+    FILE_KEY,
+    ROW_KEY,
+    decoded_file_name,
+    default_parallelism,
+    empty_frame,
+    parquet_reader,
+    unique_name_rounds,
+)
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame, SparkSession
@@ -227,8 +227,8 @@ def _units_in_worker(
     batches: Iterator[pa.RecordBatch],
 ) -> Iterator[pa.RecordBatch]:
     """``mapInArrow`` body: read every described unit with the field-id reader."""
-    from lakesieve.model import TableRef
     from lakesieve.plugins.iceberg.unit_reader import read_unit_batches
+    from lakesieve.sdk import TableRef
 
     ref = TableRef(table_path, "iceberg", options)
     for descriptors in batches:

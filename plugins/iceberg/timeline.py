@@ -26,8 +26,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakesieve.errors import InstantNotFoundError
-from lakesieve.model import Instant
+from lakesieve.sdk import Instant, InstantNotFoundError
 
 if TYPE_CHECKING:
     from pyiceberg.table import Table

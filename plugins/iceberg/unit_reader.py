@@ -19,14 +19,13 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from lakesieve.files import paths
-from lakesieve.files.batches import keep_mask, project
-from lakesieve.model import ReadUnit, TableRef
 from lakesieve.plugins.iceberg import catalog, columns, schema, timeline
 from lakesieve.plugins.iceberg.deletes import deleted_positions, position_delete_paths
 from lakesieve.plugins.iceberg.errors import IcebergFeatureError
 from lakesieve.plugins.iceberg.snapshot import data_path, read_path
-from lakesieve.spark.object_storage import storage_of
+from lakesieve.sdk import ReadUnit, TableRef, paths
+from lakesieve.sdk.arrow import keep_mask, project
+from lakesieve.sdk.paths import storage_of
 
 #: Rows per batch.
 BATCH_ROWS = 65_536

@@ -1,6 +1,6 @@
 """Writing a Spark DataFrame to an Iceberg table as one snapshot.
 
-Data files are written by Spark tasks (:mod:`lakesieve.files.parquet_writer`)
+Data files are written by Spark tasks (:func:`~lakesieve.sdk.writing.write_files`)
 under ``<table>/data/``, in the table's Arrow schema with Iceberg field ids;
 the driver turns each file's footer into a pyiceberg ``DataFile`` (metrics and
 identity-partition values) and commits through the table's catalog
@@ -21,7 +21,7 @@ neither ``catalog.*`` nor ``table`` as table properties.
 
 With ``bucket_column`` and ``file_groups = N`` every (partition, bucket) group
 is written as exactly one file, by the rule ``bucket_rule`` names
-(:mod:`lakesieve.files.bucket_layout`). The layout is remembered in the table
+(:class:`~lakesieve.sdk.writing.BucketLayout`). The layout is remembered in the table
 property ``lakesieve.bucket-layout`` (set with the snapshot of the write that
 first names it): later writes that do not name one keep it (a copy-on-write
 upsert rewrites only the files of the buckets it touches, so the table keeps
@@ -47,16 +47,22 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pyarrow as pa
-from lakesieve.errors import WriteError
-from lakesieve.files import paths
-from lakesieve.files.arrow_schema import plain_schema
-from lakesieve.files.bucket_layout import BucketLayout, resolve_layout
-from lakesieve.files.parquet_writer import FileLayout, WrittenFile, write_files
-from lakesieve.files.rewrite import check_keys, dedupe, plan_rewrite
-from lakesieve.files.write_frame import conform_frame, normalise_mode
-from lakesieve.model import Instant, TableRef, WriteOptions
 from lakesieve.plugins.iceberg import catalog, commit, schema, snapshot, timeline
 from lakesieve.plugins.iceberg.spark_read import FILE_PATH_COLUMN, POSITION_COLUMN, read_units
+from lakesieve.sdk import Instant, TableRef, WriteError, WriteOptions, paths
+from lakesieve.sdk.arrow import plain_schema
+from lakesieve.sdk.writing import (
+    BucketLayout,
+    FileLayout,
+    WrittenFile,
+    check_keys,
+    conform_frame,
+    dedupe,
+    normalise_mode,
+    plan_rewrite,
+    resolve_layout,
+    write_files,
+)
 
 if TYPE_CHECKING:
     from pyiceberg.catalog import Catalog

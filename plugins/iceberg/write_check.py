@@ -1,4 +1,4 @@
-"""What an Iceberg write refuses, checked before Spark starts (:class:`~lakesieve.contract.protocols.ChecksWrites`).
+"""What an Iceberg write refuses, checked before Spark starts (:class:`~lakesieve.sdk.ChecksWrites`).
 
 :func:`check_write` runs the checks of :func:`lakesieve.plugins.iceberg.write.write_table`
 that need only the incoming rows' schema, the options and the table's
@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from lakesieve.files.write_frame import check_bucket, normalise_mode
-from lakesieve.model import TableRef, WriteOptions
 from lakesieve.plugins.iceberg import catalog
 from lakesieve.plugins.iceberg.write import record_key_of, stored_record_key
+from lakesieve.sdk import TableRef, WriteOptions
+from lakesieve.sdk.writing import check_bucket, normalise_mode
 
 if TYPE_CHECKING:
     import pyarrow as pa
