@@ -8,13 +8,40 @@ for these.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 
 class LakesieveWarning(UserWarning):
     """Pruning fell back to reading more (or all) locations; the rows are still exact."""
 
 
 class LakesieveError(Exception):
-    """Base class of every error lakesieve reports to a user."""
+    """Base class of every error lakesieve reports to a user.
+
+    An error about one argument carries it as data: ``argument`` (its Python
+    API name, e.g. ``record_key``) and ``value`` (what was given, or ``None``),
+    and the message writes ``{argument}`` where it names it. ``str()`` spells
+    the argument as a Python caller writes it (``max_bytes=1048576``); a front
+    end with its own names (the CLI's flags) spells it its own way through
+    :meth:`spelled`, without rewording the message.
+    """
+
+    def __init__(self, message: str = "", *, argument: str | None = None, value: object = None):
+        self.template = message
+        self.argument = argument
+        self.value = value
+        super().__init__(self.spelled(python_spelling))
+
+    def spelled(self, spell: Callable[[str, object], str]) -> str:
+        """The message with its ``{argument}`` written by ``spell(argument, value)``."""
+        if self.argument is None:
+            return self.template
+        return self.template.replace("{argument}", spell(self.argument, self.value))
+
+
+def python_spelling(argument: str, value: object) -> str:
+    """An argument as a Python caller writes it: ``record_key``, ``max_bytes=1048576``."""
+    return argument if value is None else f"{argument}={value!r}"
 
 
 class TableNotFoundError(LakesieveError):

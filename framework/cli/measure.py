@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-from lakesieve.cli.support import open_args, print_json
+from lakesieve.cli import output
+from lakesieve.cli.support import FORMAT_HELP, TABLE_HELP, TEXT, open_args
 
 #: what ``lakesieve bench`` prints when the benchmarks' distribution is not installed
 BENCH_MESSAGE = (
@@ -61,7 +61,7 @@ def _compare_figures(args: argparse.Namespace) -> dict[str, Any]:
         seed=args.seed,
         keep=getattr(args, "keep", False),
         e2e=not getattr(args, "no_e2e", False),
-        progress=lambda msg: print(msg, file=sys.stderr, flush=True),
+        progress=output.step,
     )
 
 
@@ -86,14 +86,14 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
         stated = workload if getattr(args, "workload", None) else None  # None: say "default"
         written = write_html(result, args.html, stated)
-        print(f"report written to {written}", file=sys.stderr)
+        output.step(f"report written to {written}")
     advice = advise(result, workload) if getattr(args, "advise", False) else None
     if args.json:
-        print_json({**result, "advice": advice} if advice is not None else result)
+        output.result_json({**result, "advice": advice} if advice is not None else result)
     else:
-        print(format_table(result))
+        output.result(format_table(result))
         if advice is not None:
-            print(f"recommendation: {advice['reason']}")
+            output.result(f"recommendation: {advice['reason']}")
     return 0
 
 
@@ -140,7 +140,104 @@ def cmd_advise(args: argparse.Namespace) -> int:
     if args.toml:
         where = args.table or str(result["table"])
         name = args.table_name or os.path.basename(os.path.normpath(where)) or "table"
-        print(toml_fragment(name, advice), end="")
+        output.result(toml_fragment(name, advice), end="")
     else:
-        print(advice["reason"])
+        output.result(advice["reason"])
     return 0
+
+
+# ---------------------------------------------------------------- flags
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    """``lakesieve demo`` (the ``bench`` extra; imported only when run)."""
+    from lakesieve.demo.run import demo_command
+
+    return demo_command(args)
+
+
+def add_demo(sub: Any) -> None:
+    """``lakesieve demo``'s flags."""
+    dm = sub.add_parser("demo", help="build a TPC-H Hudi table, index it and run queries")
+    dm.add_argument("--scale", type=float, default=0.1, help="TPC-H scale factor (default 0.1)")
+    dm.add_argument(
+        "--workdir", help="where to put the data, kept afterwards (default: a temporary folder)"
+    )
+    dm.add_argument(
+        "--keep", action="store_true", help="keep the temporary folder (it is removed by default)"
+    )
+    dm.set_defaults(func=_cmd_demo)
+
+
+def add_bench(sub: Any) -> None:
+    """``lakesieve bench``: its flags live with the suites and are parsed by :func:`cmd_bench`."""
+
+    # the options of ``bench`` live with the suites (lakesieve_bench.runner, the
+    # lakesieve-bench distribution): its arguments are passed on and parsed by cmd_bench
+    bn = sub.add_parser(
+        "bench", help="run a benchmark suite and print its figures as JSON", add_help=False
+    )
+    bn.set_defaults(func=cmd_bench)
+
+
+def add_compare_and_advise(sub: Any) -> None:
+    """``lakesieve compare`` and ``advise`` share their workload's flags."""
+    cp = sub.add_parser("compare", help="build every index type on a column and compare them")
+    ad = sub.add_parser("advise", help="recommend an index type for a workload mix")
+    cp.add_argument("table", help=TABLE_HELP)
+    cp.add_argument("--column", required=True, help="column to index and query (required)")
+    ad.add_argument("table", nargs="?", help="the table (not needed with --from-json)")
+    ad.add_argument(
+        "--column",
+        help="the column (required unless --from-json is given; with it: the one it was "
+        "measured on)",
+    )
+    for sp in (cp, ad):
+        sp.add_argument("--types", help="index types, comma-separated (default: all installed)")
+        sp.add_argument(
+            "--queries", type=int, default=200, help="queries per kind (default %(default)s)"
+        )
+        sp.add_argument(
+            "--seed",
+            type=int,
+            default=42,
+            help="seed of the random query set, the same seed drawing the same queries "
+            "(default %(default)s)",
+        )
+        sp.add_argument(
+            "--no-e2e",
+            action="store_true",
+            help="skip the timed end-to-end reads (default: time them)",
+        )
+        sp.add_argument("--format", help=FORMAT_HELP)
+    cp.add_argument("--json", action="store_true", help="print the figures as JSON" + TEXT)
+    cp.add_argument(
+        "--html", metavar="PATH", help="write a self-contained HTML report here (default: none)"
+    )
+    cp.add_argument(
+        "--keep",
+        action="store_true",
+        help="keep the cmp_<column>_<type> indexes (default: drop them afterwards)",
+    )
+    cp.add_argument(
+        "--advise",
+        action="store_true",
+        help="also print the recommendation (default: the figures only)",
+    )
+    cp.set_defaults(func=cmd_compare)
+    for sp in (cp, ad):
+        sp.add_argument(
+            "--workload", help="KIND=WEIGHT,... (default point=0.6,range_0.1pct=0.3,in=0.1)"
+        )
+    ad.add_argument(
+        "--toml",
+        action="store_true",
+        help="print a lakesieve.toml fragment (default: the recommendation as text)",
+    )
+    ad.add_argument("--table-name", help="label under [tables] for --toml (default: folder name)")
+    ad.add_argument(
+        "--from-json",
+        metavar="FILE",
+        help="reuse the figures of compare --json instead of measuring (default: measure)",
+    )
+    ad.set_defaults(func=cmd_advise)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
-import re
 import sys
 import time
 from collections.abc import Sequence
@@ -12,7 +10,16 @@ from typing import Any
 
 from lakesieve.errors import OptionError
 
-#: Spark settings for long commands: show stage progress on stderr.
+#: help texts the commands share
+TABLE_HELP = "the table's folder or URL (s3://bucket/path...)"
+FORMAT_HELP = "hudi, delta or iceberg (default: detected from the table's files)"
+AS_OF_HELP = (
+    "the table instant to use: Hudi instant time, Delta version or Iceberg snapshot id "
+    "(default: the latest)"
+)
+WHERE_HELP = 'Spark SQL predicate on the table\'s columns, e.g. "k = 5" (required)'
+#: the end of a ``--json`` flag's help
+TEXT = " (default: text)"
 
 
 def parse_csv(value: str | None) -> tuple[str, ...]:
@@ -33,11 +40,6 @@ def parse_kv(items: Sequence[str] | None) -> dict[str, str]:
     return out
 
 
-def print_json(obj: Any) -> None:
-    """Print ``obj`` as indented JSON with sorted keys."""
-    print(json.dumps(obj, indent=2, sort_keys=True, default=str))
-
-
 def installed_version() -> str:
     """The version of the installed ``lakesieve`` distribution (``unknown`` when not installed)."""
     from importlib.metadata import PackageNotFoundError, version
@@ -46,31 +48,6 @@ def installed_version() -> str:
         return version("lakesieve")
     except PackageNotFoundError:
         return "unknown"
-
-
-#: Python API names of write options -> the ``lakesieve write`` flag that sets them
-_WRITE_FLAGS = {
-    "record_key": "--record-key",
-    "partition_by": "--partition-by",
-    "table_type": "--table-type",
-    "precombine": "--precombine",
-    "table_name": "--table-name",
-    "mode": "--mode",
-}
-_API_OPTION = re.compile(r"\b(?:WriteOptions\.|option )(" + "|".join(_WRITE_FLAGS) + r")\b")
-_MAX_BYTES = re.compile(r"\bmax_bytes=(\d+)")
-
-
-def cli_wording(message: str) -> str:
-    """An error message with Python API argument names replaced by the CLI flags that set them.
-
-    ``WriteOptions.record_key`` and ``option record_key`` become ``--record-key``,
-    ``max_bytes=N`` becomes ``--max-mb`` (in MiB) and ``(Table.read)`` becomes
-    ``(--engine spark)``.
-    """
-    out = _API_OPTION.sub(lambda m: _WRITE_FLAGS[m.group(1)], message)
-    out = _MAX_BYTES.sub(lambda m: f"--max-mb {int(m.group(1)) / 2**20:g}", out)
-    return out.replace("(Table.read)", "(--engine spark)")
 
 
 class Steps:
@@ -84,7 +61,9 @@ class Steps:
 
     def say(self, message: str) -> None:
         """Print one step line on stderr, at once."""
-        print(message, file=sys.stderr, flush=True)
+        from lakesieve.cli import output
+
+        output.step(message)
 
     def elapsed(self) -> float:
         """Seconds since the command started."""

@@ -70,8 +70,8 @@ def check_keys(frame: DataFrame, keys: Sequence[str], table_path: str) -> None:
     """
     if not keys:
         raise WriteError(
-            f"cannot delete or upsert into table {table_path}: no record key given "
-            "(WriteOptions.record_key)"
+            f"cannot delete or upsert into table {table_path}: no record key given ({{argument}})",
+            argument="record_key",
         )
     missing = [k for k in keys if k not in frame.columns]
     if missing:

@@ -69,7 +69,9 @@ def read_plan_arrow(
     if max_bytes is not None and selected > max_bytes:
         raise LakesieveError(
             f"table {table.path}: the query selects {len(plan.units)} locations, {selected} bytes, "
-            f"more than max_bytes={max_bytes} for a driver-side read; use Spark (Table.read)"
+            "more than {argument} for a driver-side read; read them with Spark",
+            argument="max_bytes",
+            value=max_bytes,
         )
 
     def one(unit: Any) -> pa.Table:

@@ -18,7 +18,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from lakesieve.cli.support import cli_wording
+from lakesieve.cli.output import error_line
+from lakesieve.errors import LakesieveError, WriteError
 from lakesieve.model import WriteOptions
 from lakesieve.table import write
 
@@ -175,20 +176,27 @@ def test_version_prints_the_installed_version(refused: dict[str, Any]) -> None:
     assert probed.out.strip() == f"lakesieve {version('lakesieve')}"
 
 
-def test_cli_wording_names_flags() -> None:
-    assert cli_wording("no record key given (WriteOptions.record_key)") == (
-        "no record key given (--record-key)"
+def test_errors_name_their_argument_as_data() -> None:
+    """An error about one argument carries it; the CLI spells the flag, Python the keyword."""
+    no_key = WriteError("no record key given ({argument})", argument="record_key")
+    assert str(no_key) == "no record key given (record_key)"
+    assert error_line(no_key) == "no record key given (--record-key)"
+    big = LakesieveError(
+        "more than {argument} for a driver-side read", argument="max_bytes", value=2**20
     )
-    assert cli_wording("option record_key is required; option partition_by=x differs") == (
-        "--record-key is required; --partition-by=x differs"
+    assert str(big) == "more than max_bytes=1048576 for a driver-side read"
+    assert error_line(big) == "more than --max-mb 1 for a driver-side read"
+    differs = WriteError("{argument} differs", argument="partition_by", value="x")
+    assert (str(differs), error_line(differs)) == (
+        "partition_by='x' differs",
+        "--partition-by x differs",
     )
-    assert cli_wording(
-        "more than max_bytes=1048576 for a driver-side read; use Spark (Table.read)"
-    ) == ("more than --max-mb 1 for a driver-side read; use Spark (--engine spark)")
-    # names that merely contain an option name are left alone
-    assert cli_wording("column record_key_hash; file_groups (--file-groups)") == (
-        "column record_key_hash; file_groups (--file-groups)"
+    # a message that names no argument is left as it is, braces and option-like words included
+    plain = WriteError("column record_key_hash {k}; file_groups (--file-groups)")
+    assert (
+        error_line(plain) == str(plain) == "column record_key_hash {k}; file_groups (--file-groups)"
     )
+    assert error_line(LakesieveError("first line\nsecond")) == "first line"
 
 
 @pytest.mark.long  # CI: the same checks in test_heartbeat.py's real write
