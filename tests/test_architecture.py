@@ -570,3 +570,32 @@ def test_every_package_folder_ships() -> None:
     assert found - listed == set(), (
         f"packages missing from pyproject.toml: {sorted(found - listed)}"
     )
+
+
+#: What the built-in format plugins and index types import of the framework, as a
+#: third-party plugin does: the plugin SDK (``lakesieve.sdk`` and its submodules), the
+#: public API (``lakesieve`` itself) and, in their test helpers, the test kits.
+PLUGIN_SURFACE = (f"{ROOT_PACKAGE}.sdk", f"{ROOT_PACKAGE}.testing")
+
+
+def test_plugins_import_the_framework_only_through_the_sdk() -> None:
+    """No module of ``plugins/`` or ``indexes/`` imports an internal framework module.
+
+    What a built-in plugin needs of the framework is part of the SDK, so that the SDK is
+    enough for a plugin written elsewhere, and the framework's internals can move without
+    touching the plugins.
+    """
+
+    def allowed(target: str) -> bool:
+        return target == ROOT_PACKAGE or any(
+            target == p or target.startswith(p + ".") for p in PLUGIN_SURFACE
+        )
+
+    found = [
+        e
+        for e in edges()
+        if _is_plugin(e.source) and not _is_plugin(e.target) and not allowed(e.target)
+    ]
+    assert not found, "plugins importing framework modules outside the SDK:\n" + "\n".join(
+        f"{e.source}:{e.line} imports {e.target}" for e in found
+    )
