@@ -9,7 +9,7 @@ marks the location ``many`` otherwise (it is then always read), plus whether
 the location holds a NULL.
 
 Values are stored as the framework's order-preserving 64-bit keys
-(:mod:`lakesieve.keys.mapping`), which already follow Spark SQL's rules (NaN equals
+(:func:`lakesieve.sdk.map_key`), which already follow Spark SQL's rules (NaN equals
 NaN and sorts above +inf, -0.0 equals 0.0). The mapping may send several
 values to one key (strings sharing their first 8 bytes): that only adds
 locations to an answer, never removes one.
