@@ -259,7 +259,7 @@ class FoldsOnDriver(Protocol):
     """Optional for an :class:`IndexType`: it folds a small delta into an index without Spark.
 
     A refresh of a small change computes its delta on the driver
-    (:mod:`lakesieve.maintenance.refresh_local`); when the refresh policy
+    (:mod:`lakesieve.maintenance.refresh.driver`); when the refresh policy
     folds the delta chain into a new base, an index type with this method
     does it in the same process, and no Spark session starts.
     """
@@ -285,7 +285,7 @@ class RenamesLocations(Protocol):
     Delta Lake and Iceberg rewrite a whole file to change a few of its rows:
     one location leaves the snapshot and another, holding mostly the same
     rows, enters it. A refresh on the driver pairs such files
-    (:mod:`lakesieve.maintenance.refresh_pairs`) and keeps a delta of only
+    (:mod:`lakesieve.maintenance.refresh.pairs`) and keeps a delta of only
     the keys the new file gained and lost, with the pairs beside it (for
     every index type; lookups answer the base under the new names). When
     such a chain is folded, the base's entries move to their new names with

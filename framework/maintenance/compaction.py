@@ -1,7 +1,7 @@
 """Compaction: an index's delta chain folded into a new base at the same instant.
 
 ``lakesieve index compact`` and ``Table.compact``. The index type folds the
-chain (:mod:`lakesieve.maintenance.refresh_fold`), on the driver where it can
+chain (:mod:`lakesieve.maintenance.refresh.fold`), on the driver where it can
 and the deltas are small, else by Spark, or the index is rebuilt where the
 type cannot fold. For an index type whose folds leave entries correct but
 not as a build writes them
@@ -20,19 +20,19 @@ from typing import TYPE_CHECKING
 from lakesieve.contract import registry
 from lakesieve.contract.protocols import RebuildsLocations
 from lakesieve.errors import CommitConflictError
-from lakesieve.maintenance.refresh import (
-    HeadMoved,
-    RefreshPolicy,
-    RefreshResult,
-    commit_state,
-    on_demand,
-)
-from lakesieve.maintenance.refresh_fold import (
+from lakesieve.maintenance.refresh.fold import (
     fold,
     fold_small,
     rebuild_inexact,
     rebuilds_locations,
     stored_rows,
+)
+from lakesieve.maintenance.refresh.run import (
+    HeadMoved,
+    RefreshPolicy,
+    RefreshResult,
+    commit_state,
+    on_demand,
 )
 from lakesieve.maintenance.vacuum import vacuum
 from lakesieve.model import BuiltIndex, Instant

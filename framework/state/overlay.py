@@ -15,7 +15,7 @@ positive for a matching key:
 
 A delta state may also say that files moved: Delta Lake and Iceberg rewrite
 a whole file to change a few of its rows, and a refresh that pairs the old
-file with the new one (:mod:`lakesieve.maintenance.refresh_pairs`) stores
+file with the new one (:mod:`lakesieve.maintenance.refresh.pairs`) stores
 the pair in a ``renames`` file beside the delta, whose rows are then only
 the keys the new file gained and lost. Lookups give the base's answer under
 the new names (:meth:`DeltaOverlay.moved`), and an earlier delta's rows take

@@ -17,8 +17,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lakesieve.errors import LakesieveError, LakesieveWarning
-from lakesieve.maintenance import refresh as refresh_mod
 from lakesieve.maintenance.refresh import RefreshPolicy
+from lakesieve.maintenance.refresh import run as refresh_mod
 from lakesieve.table import Table
 from lakesieve.table import open as open_table
 

@@ -463,7 +463,7 @@ def test_change_data_delta_on_the_driver_or_in_spark_alike(
 
     The truth is hudi-rs' rows per file group at both instants.
     """
-    from lakesieve.maintenance import refresh_plan
+    from lakesieve.maintenance.refresh import plan as refresh_plan
 
     from tests.tables import hudi_rs_rows_by_location
 

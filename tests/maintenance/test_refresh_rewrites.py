@@ -4,7 +4,7 @@ An upsert that touches every bucket of a table rewrites every file: by
 location, the refresh's delta would hold every row twice. On the driver,
 refresh pairs each removed file with the added file holding most of its
 keys, moves the index entry to the new name, and folds in only the keys
-that changed (``lakesieve.maintenance.refresh_pairs``). These tests check
+that changed (``lakesieve.maintenance.refresh.pairs``). These tests check
 the pairing rules, the renaming rules, and, on tables written by
 lakesieve's own Delta and Iceberg writers and read back by delta-rs and
 pyiceberg, that every index selects every file Spark SQL finds a matching
@@ -22,7 +22,7 @@ import pytest
 from lakesieve.errors import LakesieveWarning
 from lakesieve.keys.location_renames import renamed_locations
 from lakesieve.maintenance.refresh import RefreshPolicy
-from lakesieve.maintenance.refresh_pairs import pair_rewrites
+from lakesieve.maintenance.refresh.pairs import pair_rewrites
 from lakesieve.model import WriteOptions
 from lakesieve.table import Table, write
 from lakesieve.table import open as open_table
@@ -199,8 +199,8 @@ def test_spark_jobs_pair_rewritten_files_too(spark: Any, tmp_path: Path, fmt: st
         assert 0 < r.delta_rows < 200, r  # the changed keys, not every row of both files
     _check_truth(spark, table, fmt)
     # the same pairs the driver finds, on the same change
-    from lakesieve.maintenance.refresh_pairs_spark import spark_pairs
-    from lakesieve.maintenance.refresh_plan import plan_delta
+    from lakesieve.maintenance.refresh.pairs_spark import spark_pairs
+    from lakesieve.maintenance.refresh.plan import plan_delta
 
     again = open_table(table.path)
     indexes = again.states

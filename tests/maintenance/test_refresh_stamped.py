@@ -234,7 +234,7 @@ def test_unreadable_stamps_fall_back_to_whole_reads(
 ) -> None:
     """A failure of the narrow read degrades to reading the locations whole, with a warning."""
     from lakesieve.errors import LakesieveWarning
-    from lakesieve.maintenance import refresh_plan
+    from lakesieve.maintenance.refresh import plan as refresh_plan
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("write times unreadable")
@@ -267,7 +267,7 @@ def test_rows_written_since_start_are_read_from_log_files_alone(spark: Any, tmp_
     ``start``) equals a fresh build.
     """
     import pyarrow.compute as pc
-    from lakesieve.maintenance.refresh_plan import logs_only, plan_delta
+    from lakesieve.maintenance.refresh.plan import logs_only, plan_delta
     from lakesieve.plugins.hudi.unit_reader import read_unit_batches
 
     path = tmp_path / "t"
@@ -335,8 +335,8 @@ def test_stamped_delta_equals_the_difference_of_hudi_rs_snapshots(
     """
     from collections import Counter
 
-    from lakesieve.maintenance.refresh_plan import plan_delta
-    from lakesieve.maintenance.refresh_stamped import paired_delta, stamped_delta
+    from lakesieve.maintenance.refresh.plan import plan_delta
+    from lakesieve.maintenance.refresh.stamped import paired_delta, stamped_delta
     from lakesieve.model import TableRef
     from pyspark.sql import functions as F
 
@@ -391,7 +391,7 @@ def test_stamped_delta_equals_the_difference_of_hudi_rs_snapshots(
     if table_type == "cow":
         # both sides are whole base files: compared row by row, only ``k`` read; the
         # writer keeps records in place, so only the changed rows are read out
-        from lakesieve.maintenance.refresh_stamped import positional_rows, whole_files
+        from lakesieve.maintenance.refresh.stamped import positional_rows, whole_files
         from pyspark.sql.pandas.types import to_arrow_type
 
         arrow_type = to_arrow_type(key_type, timezone="UTC")
@@ -465,7 +465,7 @@ def test_positional_rows_are_the_difference_of_two_files(
     """
     from collections import Counter
 
-    from lakesieve.maintenance.refresh_stamped import positional_rows
+    from lakesieve.maintenance.refresh.stamped import positional_rows
     from lakesieve.model import ReadUnit
 
     key_type = pa.string() if as_text else pa.int64()
@@ -516,7 +516,7 @@ def test_record_ids_are_equal_exactly_when_the_fields_are(
     rows: list[tuple[int | None, int | None]], narrow: bool
 ) -> None:
     """Packed integer fields (nulls alike) match like the tuples; one field stays an integer."""
-    from lakesieve.maintenance.refresh_stamped import record_ids
+    from lakesieve.maintenance.refresh.stamped import record_ids
 
     if narrow:  # an int32 field beside an int64 one
         rows = [(a, None if b is None else b % 2**31) for a, b in rows]
@@ -535,7 +535,7 @@ def test_record_ids_are_equal_exactly_when_the_fields_are(
 
 def test_repeated_record_ids_fail_the_stamped_read() -> None:
     """Fields that do not identify records (a repeated id on either side) fail instead of miscounting."""
-    from lakesieve.maintenance.refresh_stamped import location_rows
+    from lakesieve.maintenance.refresh.stamped import location_rows
     from lakesieve.model import ReadUnit
 
     sides = {
@@ -580,7 +580,7 @@ def test_location_sums_equal_the_sums_of_their_rows(
     from collections import Counter
 
     import pyarrow as pa
-    from lakesieve.maintenance.refresh_stamped import LocationSums
+    from lakesieve.maintenance.refresh.stamped import LocationSums
 
     sums = LocationSums(pa.int64(), bound)
     for i in range(0, len(rows), chunk):
@@ -629,7 +629,7 @@ def test_stamped_double_keys_are_summed_by_spark_sql(
     import math
 
     import pyarrow as pa
-    from lakesieve.maintenance.refresh_plan import plan_delta, summed_frame
+    from lakesieve.maintenance.refresh.plan import plan_delta, summed_frame
     from pyspark.sql import functions as F
 
     from tests.tables import rows_by_location

@@ -9,7 +9,7 @@ touches every bucket of a table gives a delta of twice the table's rows.
 
 Refresh pairs each removed location with the added location that holds
 most of its keys (:func:`pair_rewrites` on the driver;
-:mod:`~lakesieve.maintenance.refresh_pairs_spark` with Spark jobs), and
+:mod:`~lakesieve.maintenance.refresh.pairs_spark` with Spark jobs), and
 sums the two files' rows into one delta under the new name: ``+1`` for the
 new file's rows, ``-1`` for the old one's. Only the keys the commit truly
 changed are left. The delta state keeps the pairs beside its rows; lookups

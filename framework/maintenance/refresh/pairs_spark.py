@@ -1,6 +1,6 @@
 """Pairing rewritten files with Spark jobs, for a change too large to read on the driver.
 
-The same pairing as :func:`~lakesieve.maintenance.refresh_pairs.pair_rewrites`
+The same pairing as :func:`~lakesieve.maintenance.refresh.pairs.pair_rewrites`
 (each removed location with the added location holding most of its keys,
 each location once, at least half the keys looked up), computed where the
 keys lie:
@@ -11,7 +11,7 @@ keys lie:
    the driver);
 2. keys are spread over ``m`` buckets by their ``xxhash64``, ``m`` chosen
    so that the median removed location keeps about
-   :data:`~lakesieve.maintenance.refresh_pairs.SAMPLE_KEYS` of its
+   :data:`~lakesieve.maintenance.refresh.pairs.SAMPLE_KEYS` of its
    distinct keys in bucket 0; both sides are filtered to that bucket as
    they are read, so what is shuffled is a sample of each;
 3. the sampled keys are joined on the key, and the distinct keys in common
@@ -23,7 +23,7 @@ per file, may keep no key: that location is then read by location, as
 without pairs.
 
 The join compares keys by Spark's equality. The pairing only decides how
-small the delta is (:mod:`~lakesieve.maintenance.refresh_pairs` says why any
+small the delta is (:mod:`~lakesieve.maintenance.refresh.pairs` says why any
 pairing is exact), so a sample whose hash treats ``-0.0`` apart from ``0.0``
 costs at most a worse pairing.
 """
@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lakesieve.contract.format_read import read_columns
-from lakesieve.maintenance.refresh_pairs import SAMPLE_KEYS, chosen_pairs, rewrite_sides
+from lakesieve.maintenance.refresh.pairs import SAMPLE_KEYS, chosen_pairs, rewrite_sides
 from lakesieve.model import LOCATION_COLUMN, Instant, ReadUnit
 
 if TYPE_CHECKING:

@@ -4,7 +4,7 @@ A refresh after a small commit spends most of its time starting Spark and
 scheduling a handful of tiny jobs. When the locations a delta must read hold
 at most ``RefreshPolicy.driver_max_mb``, :func:`local_delta` reads them here,
 through the format plugin's ``read_unit`` (the same calls the stamped tasks
-of :mod:`lakesieve.maintenance.refresh_stamped` make in Spark's workers), and
+of :mod:`lakesieve.maintenance.refresh.stamped` make in Spark's workers), and
 sums the signed keys per ``(key, location)`` itself:
 
 * the general path's locations: every row at ``start`` (``-1``) and at
@@ -25,7 +25,7 @@ Spark path computes, row for row, and it is stored or folded the same way
 Each location is summed on its own, so the memory held is one location's
 distinct changed keys (plus the record ids of its changed rows), whatever
 the number of locations. A refresh that pairs rewritten files
-(:mod:`lakesieve.maintenance.refresh_pairs`) holds the key column of the
+(:mod:`lakesieve.maintenance.refresh.pairs`) holds the key column of the
 locations that left and entered the snapshot while it pairs them: at most
 the bytes the policy lets the driver read.
 """
@@ -37,10 +37,10 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import pyarrow as pa
 import pyarrow.compute as pc
-from lakesieve.maintenance.refresh_pairs import pair_rewrites as pairs_of
-from lakesieve.maintenance.refresh_pairs import rewrite_sides
-from lakesieve.maintenance.refresh_plan import DeltaPlan, unimage
-from lakesieve.maintenance.refresh_stamped import (
+from lakesieve.maintenance.refresh.pairs import pair_rewrites as pairs_of
+from lakesieve.maintenance.refresh.pairs import rewrite_sides
+from lakesieve.maintenance.refresh.plan import DeltaPlan, unimage
+from lakesieve.maintenance.refresh.stamped import (
     PAIR_IDS,
     LocationSums,
     location_column,
@@ -173,7 +173,7 @@ def local_delta(
 
     A location that left the snapshot and one that entered it holding most
     of its keys (a file rewritten copy-on-write,
-    :func:`~lakesieve.maintenance.refresh_pairs.pair_rewrites`) are summed
+    :func:`~lakesieve.maintenance.refresh.pairs.pair_rewrites`) are summed
     together under the new name, and the second value maps each such old
     name to its new one: the delta is then right only for an index whose
     entries of the old names answer under the new ones. With nothing to
@@ -185,7 +185,7 @@ def local_delta(
         key_type: the Arrow type Spark hands the column over in (the delta's key type).
         start: the index's instant.
         end: the instant refresh brings it to.
-        plan: what to read (:func:`~lakesieve.maintenance.refresh_plan.plan_delta`);
+        plan: what to read (:func:`~lakesieve.maintenance.refresh.plan.plan_delta`);
             its change data locations are moved to the other paths.
     """
     unimage(plan)
@@ -261,7 +261,7 @@ def local_rows(
 
     The rows a build of those locations reads, each counted ``+1``: a delta
     that brings the locations into an index as a build would (compaction's
-    :func:`~lakesieve.maintenance.refresh_fold.rebuild_inexact`).
+    :func:`~lakesieve.maintenance.refresh.fold.rebuild_inexact`).
     """
     by_location: dict[str, list[tuple[ReadUnit, str, int]]] = {}
     for unit in units:

@@ -13,7 +13,7 @@ read when the indexed column identifies records: their keys cannot change.
 Locations whose rows carry the instant that wrote them (Hudi's
 ``_hoodie_commit_time``) are read as only the rows written since the index's
 instant and the previous versions of exactly those records
-(:mod:`lakesieve.maintenance.refresh_plan` derives why that is exact).
+(:mod:`lakesieve.maintenance.refresh.plan` derives why that is exact).
 
 A small delta is stored as a **delta state** on top of the previous state;
 lookups add its positive pairs to the base's answer
@@ -24,7 +24,7 @@ type whose ``apply_delta`` answers ``None``, the index is rebuilt at the instant
 
 **Small changes without Spark.** When the locations a delta reads hold at
 most ``RefreshPolicy.driver_max_mb``, the delta is read and summed on the
-driver with Arrow (:mod:`lakesieve.maintenance.refresh_local`), and a fold
+driver with Arrow (:mod:`lakesieve.maintenance.refresh.driver`), and a fold
 the policy asks for runs there too where the index type folds on the driver
 (:class:`~lakesieve.contract.protocols.FoldsOnDriver`): such a refresh starts
 no Spark session. Larger changes, and a rebuild, run as Spark jobs.
@@ -33,9 +33,9 @@ no Spark session. Larger changes, and a rebuild, run as Spark jobs.
 whole file to change a few rows; by location, the delta would hold every
 row of the old file and of the new one. Refresh pairs each removed file
 with the added file that holds most of its keys (on the driver, or by Spark
-jobs over a sample of the keys: :mod:`lakesieve.maintenance.refresh_pairs_spark`),
+jobs over a sample of the keys: :mod:`lakesieve.maintenance.refresh.pairs_spark`),
 and the delta holds only the keys that changed
-(:mod:`lakesieve.maintenance.refresh_pairs` says why that is exact for any
+(:mod:`lakesieve.maintenance.refresh.pairs` says why that is exact for any
 pairing). A stored delta keeps the pairs in
 a ``renames`` file, and lookups answer the base under the new names
 (:mod:`lakesieve.state.overlay`); a fold moves the base's entries to the new
@@ -67,10 +67,10 @@ from lakesieve.files.arrow_frame import frame_of
 from lakesieve.files.ipc_files import ipc_size
 from lakesieve.keys.key_order import KeyOrder
 from lakesieve.maintenance.index_build import build_state
-from lakesieve.maintenance.refresh_fold import fold, fold_small, folds_on_driver, stored_rows
-from lakesieve.maintenance.refresh_local import delta_schema, driver_bytes, local_delta
-from lakesieve.maintenance.refresh_pairs_spark import spark_pairs
-from lakesieve.maintenance.refresh_plan import (
+from lakesieve.maintenance.refresh.driver import delta_schema, driver_bytes, local_delta
+from lakesieve.maintenance.refresh.fold import fold, fold_small, folds_on_driver, stored_rows
+from lakesieve.maintenance.refresh.pairs_spark import spark_pairs
+from lakesieve.maintenance.refresh.plan import (
     DeltaPlan,
     DeltaRows,
     plan_delta,
@@ -145,7 +145,7 @@ class RefreshResult:
     ``"spark"``, or ``""`` when there was nothing to do.
     ``locations_renamed`` counts files rewritten copy-on-write whose entries
     moved to the files that replaced them
-    (:mod:`~lakesieve.maintenance.refresh_pairs`); ``locations_read`` counts
+    (:mod:`~lakesieve.maintenance.refresh.pairs`); ``locations_read`` counts
     both files of each such pair. For compaction, ``locations_read`` counts
     the locations whose entries were built again from their rows.
     """
@@ -195,7 +195,7 @@ def delta_frame(
 
     Files rewritten copy-on-write are first paired with the files that
     replaced them by Spark jobs
-    (:mod:`~lakesieve.maintenance.refresh_pairs_spark`; a pairing that fails
+    (:mod:`~lakesieve.maintenance.refresh.pairs_spark`; a pairing that fails
     warns and reads the change by location). Frames it keeps cached are
     recorded in ``plan.held`` for the caller to release.
     """
@@ -456,7 +456,7 @@ def refresh_index(
 
 
 def _small(table: TableIndexes, plan: DeltaPlan, end: Instant, policy: RefreshPolicy) -> bool:
-    """Whether the policy reads ``plan`` on the driver (:func:`~lakesieve.maintenance.refresh_local.driver_bytes`)."""
+    """Whether the policy reads ``plan`` on the driver (:func:`~lakesieve.maintenance.refresh.driver.driver_bytes`)."""
     if policy.driver_max_mb <= 0:
         return False
     try:
@@ -477,7 +477,7 @@ def _driver_delta(
 
     Rewritten files are followed to the files that replaced them (the
     result's ``renames``; see
-    :mod:`~lakesieve.maintenance.refresh_pairs`). A read that fails here (a
+    :mod:`~lakesieve.maintenance.refresh.pairs`). A read that fails here (a
     type the driver cannot cast, a file a plugin reads only in Spark) is
     left to the Spark path, with a warning.
     """

@@ -41,9 +41,9 @@ past its share says so and the delta is computed again as a cached frame.
 The plugin decides how cheaply it reads a unit: Hudi reads a base file with
 pyarrow, merges slices with hudi-rs, and for ``Changes.written_in_logs``
 locations gets an ``end`` unit without its base file
-(:func:`lakesieve.maintenance.refresh_plan.logs_only`).
+(:func:`lakesieve.maintenance.refresh.plan.logs_only`).
 
-See :mod:`lakesieve.maintenance.refresh_plan` for why the result is the exact delta.
+See :mod:`lakesieve.maintenance.refresh.plan` for why the result is the exact delta.
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ deltas, and a refresh's new delta, into the base. An index type that
 implements :class:`~lakesieve.contract.protocols.FoldsOnDriver` folds a
 chain of at most :data:`DRIVER_FOLD_ROWS` rows in this process: the deltas
 are summed with Spark's equality for keys
-(:func:`~lakesieve.maintenance.refresh_local.spark_sums`) and handed over
+(:func:`~lakesieve.maintenance.refresh.driver.spark_sums`) and handed over
 as one table. Otherwise ``IndexType.apply_delta`` folds them in Spark, or the
 index is rebuilt at the instant where the type cannot fold.
 
@@ -32,7 +32,7 @@ from lakesieve.errors import LakesieveError, LakesieveWarning
 from lakesieve.files.arrow_frame import frame_of
 from lakesieve.keys.key_order import KeyOrder
 from lakesieve.maintenance.index_build import build_state
-from lakesieve.maintenance.refresh_local import column_bytes, delta_schema, local_rows, spark_sums
+from lakesieve.maintenance.refresh.driver import column_bytes, delta_schema, local_rows, spark_sums
 from lakesieve.model import BuiltIndex, Instant, ReadUnit
 from lakesieve.state.overlay import (
     DELTA_COLUMNS,

@@ -29,7 +29,7 @@ One Python task per few locations reads both sides of each through the
 format's ``read_unit``: at ``end`` only R, W and the column, keeping rows with
 ``W > start`` (``+1``) and their R; at ``start`` only R and the column,
 streamed against that small set of R (``-1``)
-(:mod:`lakesieve.maintenance.refresh_stamped`). Where both sides are whole base files
+(:mod:`lakesieve.maintenance.refresh.stamped`). Where both sides are whole base files
 and the key is not a floating-point number, the task reads only the column
 of both and compares them row by row instead (exact for any two files, and
 reading out only the changed rows when unchanged records kept their
@@ -80,7 +80,7 @@ from lakesieve.contract.format_read import read_columns
 from lakesieve.contract.protocols import ReadsChangeImages
 from lakesieve.errors import LakesieveWarning
 from lakesieve.files.arrow_frame import frame_of
-from lakesieve.maintenance.refresh_stamped import COLLECT_ROWS, stamped_delta, sums_by_equality
+from lakesieve.maintenance.refresh.stamped import COLLECT_ROWS, stamped_delta, sums_by_equality
 from lakesieve.model import LOCATION_COLUMN, ChangeImageFiles, Changes, Instant, ReadUnit, Snapshot
 from lakesieve.state.table_indexes import TableIndexes
 from lakesieve.store.seen_locations import after_change, hashes
@@ -241,7 +241,7 @@ def image_changes(
 
     Computed here. When the format's metadata bounds the change records (at
     most two rows each: before and after) within
-    :data:`~lakesieve.maintenance.refresh_stamped.COLLECT_ROWS` and the plugin's sums
+    :data:`~lakesieve.maintenance.refresh.stamped.COLLECT_ROWS` and the plugin's sums
     are Spark's (:func:`_summed_by_equality`), the rows come to the driver as
     a table in the job that reads them; otherwise the frame is cached. When
     the plugin does not read this column from change data (it answers
@@ -345,7 +345,7 @@ def stamped_changes(
     """``(key, location, count)`` frames of the stamped locations and the frame to unpersist, or a table.
 
     The table, when there is one, is their whole delta summed per ``(key,
-    location)`` (:func:`~lakesieve.maintenance.refresh_stamped.stamped_delta`).
+    location)`` (:func:`~lakesieve.maintenance.refresh.stamped.stamped_delta`).
 
     See the module docstring: ``+1`` per row stamped after ``start`` at
     ``end``, ``-1`` per row at ``start`` whose record has such a row at the
@@ -378,12 +378,12 @@ class DeltaRows:
 
     ``renames`` maps locations that left the snapshot to the ones that
     replaced them, when the delta was summed by those pairs
-    (:mod:`~lakesieve.maintenance.refresh_pairs`): it is then right only
+    (:mod:`~lakesieve.maintenance.refresh.pairs`): it is then right only
     for an index whose entries were moved to the new names first.
 
     ``table`` is set when the delta was brought to the driver by the job that
     computed it (a stamped delta alone, summed in its tasks, within
-    :data:`~lakesieve.maintenance.refresh_stamped.COLLECT_ROWS`); ``frame`` otherwise.
+    :data:`~lakesieve.maintenance.refresh.stamped.COLLECT_ROWS`); ``frame`` otherwise.
     """
 
     frame: DataFrame | None = None
@@ -402,7 +402,7 @@ def summed_frame(
 ) -> tuple[DeltaRows | None, DataFrame | None]:
     """The summed ``(key, location, count)`` delta (``None`` when nothing to read), and a frame to unpersist.
 
-    With ``renames`` (:mod:`~lakesieve.maintenance.refresh_pairs_spark`), a
+    With ``renames`` (:mod:`~lakesieve.maintenance.refresh.pairs_spark`), a
     rewritten file's old rows are summed with its new file's under the new
     name, and the result carries the renames.
     """
