@@ -35,7 +35,8 @@ The tables:
   1 to ``l_quantity``), as the timeline suite's upserts do
   (:func:`lakesieve_bench.timeline.upsert_orders`): no key changes its location;
 * ``sf1-inserts``: the same table, the upsert updating 2/3 of 1% of the
-  orders that way and inserting 1/3 as new orders (:func:`~lakesieve_bench.upkeep_data.sf1_insert_upsert`);
+  orders that way and inserting 1/3 as new orders (:func:`~lakesieve_bench.upkeep_data.sf1_insert_upsert`;
+  ``--insert-share`` sets the new orders' share, issue 54 measured 0.5);
 * ``shuffled``: ``rows`` rows of a shuffled int64 key ``id`` (by default the
   row number's 64-bit hash, see :func:`~lakesieve_bench.upkeep_data.shuffled_key`; ``--keys lattice``
   for a multiplicative bijection) and two payload columns, written as a
@@ -298,11 +299,13 @@ def run(
     checkpoint: Callable[[dict[str, Any]], None] | None = None,
     fresh_builds: int = 2,
     keys: str = "hash",
+    insert_share: float = 1 / 3,
 ) -> dict[str, Any]:
     """The figures of the ``tables`` (the SF1 ones copy ``sf1_source``, never changing it).
 
     ``checkpoint`` is called with the figures so far after each table;
-    ``keys`` is the shuffled table's key kind (:func:`~lakesieve_bench.upkeep_data.shuffled_key`).
+    ``keys`` is the shuffled table's key kind (:func:`~lakesieve_bench.upkeep_data.shuffled_key`);
+    ``insert_share`` the share of new orders in the ``sf1-inserts`` upsert.
     """
     from lakesieve.spark.session import get_spark
 
@@ -313,6 +316,7 @@ def run(
     out: dict[str, Any] = {
         "suite": "upkeep",
         "fraction": fraction,
+        "insert_share": insert_share,
         "seed": seed,
         "points": points,
         "ranges": ranges,
@@ -328,7 +332,9 @@ def run(
                 )
             path = copy_table(sf1_source, work / name)
             upsert = (
-                sf1_upsert(fraction, seed) if name == "sf1" else sf1_insert_upsert(fraction, seed)
+                sf1_upsert(fraction, seed)
+                if name == "sf1"
+                else sf1_insert_upsert(fraction, seed, insert_share)
             )
             fig = run_table(
                 spark,
@@ -385,6 +391,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--rows", type=int, default=1_000_000, help="rows of the shuffled table")
     p.add_argument("--file-groups", type=int, default=64, help="file groups of the shuffled table")
     p.add_argument("--fraction", type=float, default=0.01, help="share of rows (orders) upserted")
+    p.add_argument(
+        "--insert-share",
+        type=float,
+        default=1 / 3,
+        help="share of new orders in the sf1-inserts upsert (the rest are updated)",
+    )
     p.add_argument("--points", type=int, default=20)
     p.add_argument("--ranges", type=int, default=5)
     p.add_argument("--seed", type=int, default=42)
@@ -413,6 +425,7 @@ def main(argv: list[str] | None = None) -> int:
         checkpoint=partial,
         fresh_builds=max(1, args.fresh_builds),
         keys=args.keys,
+        insert_share=args.insert_share,
     )
     figures["command"] = "python -m lakesieve_bench.index_upkeep " + " ".join(
         argv if argv is not None else sys.argv[1:]
