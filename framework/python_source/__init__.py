@@ -65,7 +65,7 @@ from lakesieve import expressions as p
 from lakesieve.errors import OptionError
 from lakesieve.python_source.filters import filter_to_predicate
 from lakesieve.python_source.units import RowFilter, UnitPartition, read_partition, unit_to_json
-from lakesieve.spark_source.scan import describe_scan, table_from_options
+from lakesieve.sources.scan import describe_scan, table_from_options
 from lakesieve.table import Table
 from pyspark.sql.datasource import DataSource, DataSourceReader, Filter, InputPartition
 from pyspark.sql.types import StructType

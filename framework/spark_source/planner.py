@@ -30,15 +30,7 @@ import time
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from lakesieve.errors import LakesieveError, OptionError
-from lakesieve.spark_source.file_list import (
-    InstantFiles,
-    covers,
-    instant_files,
-    selection,
-    spark_schema,
-)
-from lakesieve.spark_source.filters import filters_to_predicate, pushed_sql
-from lakesieve.spark_source.scan import (
+from lakesieve.sources.scan import (
     RETIRED_OPTIONS,
     conform,
     describe_scan,
@@ -47,6 +39,14 @@ from lakesieve.spark_source.scan import (
     option,
     table_from_options,
 )
+from lakesieve.spark_source.file_list import (
+    InstantFiles,
+    covers,
+    instant_files,
+    selection,
+    spark_schema,
+)
+from lakesieve.spark_source.filters import filters_to_predicate, pushed_sql
 
 if TYPE_CHECKING:
     from lakesieve.model import Instant

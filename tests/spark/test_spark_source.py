@@ -400,7 +400,7 @@ def test_a_misspelt_option_is_refused_with_the_nearest_name(
 
 
 def test_nearest_option_names() -> None:
-    from lakesieve.spark_source.scan import nearest_option
+    from lakesieve.sources.scan import nearest_option
 
     known = ["path", "format", "asOf", "indexRoot", "storage."]
     assert nearest_option("as_of", known) == "asOf"
