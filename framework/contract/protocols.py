@@ -11,7 +11,8 @@ test anywhere except where it recognises a table.
 The docstring of each method states its contract; the contract kits in
 :mod:`lakesieve.testing` check an implementation against it. Optional
 capabilities are protocols of their own (:class:`ReadsChangeImages`,
-:class:`ChecksWrites`, :class:`HasTableId`, :class:`MultiPassBuild`), which the
+:class:`ChecksWrites`, :class:`HasTableId`, :class:`MultiPassBuild`,
+:class:`ReadsParquetFiles`), which the
 framework checks with ``isinstance``.
 """
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
         WriteOptions,
     )
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 
 @runtime_checkable
@@ -353,6 +355,38 @@ class HasTableId(Protocol):
         The same for every instant of one table, different for another table
         at the same path; ``None`` when the table records none. Reads metadata
         only; never starts Spark.
+        """
+
+
+@runtime_checkable
+class ReadsParquetFiles(Protocol):
+    """Optional for a :class:`TableFormat`: which read units are Parquet files Spark reads as they are.
+
+    ``format("lakesieve")`` hands such files to Spark's own Parquet scan as
+    data (no listing, no DataFrame per scan); every other unit keeps the
+    format's :meth:`TableFormat.read` (a scan selecting any such unit reads
+    all its units that way).
+    """
+
+    def parquet_files(
+        self, units: Sequence[ReadUnit], instant: str | None
+    ) -> list[tuple[str, int] | None]:
+        """Per unit of the snapshot at ``instant``, its data file and exact size, or ``None``.
+
+        A file (an absolute path or URI) qualifies only when Spark's Parquet
+        reader, reading it by column name in :meth:`spark_schema`'s types,
+        gives exactly the rows :meth:`TableFormat.read` gives for the unit:
+        no log files to merge, no deletes to apply, no renamed or mapped
+        columns, no column whose values live outside the file. The size must
+        be the file's exact length. Reads metadata only; never starts Spark.
+        """
+
+    def spark_schema(
+        self, spark: SparkSession, instant: str | None, units: Sequence[ReadUnit]
+    ) -> StructType | None:
+        """The Spark schema :meth:`TableFormat.read` gives ``units`` at ``instant`` (every column).
+
+        ``None`` when the format cannot say without reading the rows.
         """
 
 

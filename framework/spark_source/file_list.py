@@ -1,25 +1,27 @@
 """A scan's answer as data: the Parquet files Spark reads as they are, with their sizes.
 
-A format plugin that can say so answers two optional questions (both
-answered by the Hudi plugin):
+A format plugin that can say so implements
+:class:`~lakesieve.contract.protocols.ReadsParquetFiles` (the Hudi, Delta and
+Iceberg plugins do):
 
-- ``parquet_files(units)``: per read unit, the data file (absolute path or
-  URI) and its exact size in bytes that Spark's own Parquet reader reads as
-  it is, by column name, to give the unit's rows; ``None`` for a unit that
-  needs the format's own read (log files to merge, deletes to apply, columns
-  renamed);
+- ``parquet_files(units, instant)``: per read unit, the data file (absolute
+  path or URI) and its exact size in bytes that Spark's own Parquet reader
+  reads as it is, by column name, to give the unit's rows; ``None`` for a
+  unit that needs the format's own read (log files to merge, deletes or a
+  deletion vector to apply, columns renamed or mapped);
 - ``spark_schema(spark, instant, units)``: the Spark schema the format's
   ``read`` gives those units (every column, typed as Spark reads the files).
 
 The planner asks them once per table instant and keeps the answer as an
 :class:`InstantFiles`: the JSON of every such file (read by ``FileTable.java``,
 sent to the driver JVM once, under a digest of its text) and each unit's
-position in it. A scan whose selected units are all such files, and whose
-columns are typed as that schema types them, then answers with the token and
-the positions it reads (:func:`selection`), and the JVM builds Spark's Parquet
-scan over a file index made from those statuses: no listing, no Spark job, no
-DataFrame and no file list per scan. Otherwise the scan reads the frame
-``Table.read`` would read, as before.
+position in it. A scan whose selected units are all such files, when the
+columns it needs are typed as that schema types them, is answered with the
+token and the positions read (:func:`selection`), and the JVM builds Spark's
+Parquet scan over a file index made from those statuses: no listing, no Spark
+job, no DataFrame and no file list per scan. A scan that selects any unit
+needing the format's own read (a table may hold both kinds) reads the frame
+``Table.read`` would read for all of them, as before.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from lakesieve.contract.protocols import ReadsParquetFiles
 from lakesieve.files.spark_scan import RAW_LOCAL_FILES
 
 if TYPE_CHECKING:
@@ -59,18 +62,19 @@ def spark_schema(
     spark: SparkSession, fmt: Any, instant: str | None, units: Sequence[Any]
 ) -> StructType | None:
     """The format's Spark schema of ``units`` at ``instant``; ``None`` when it cannot say."""
-    hook = getattr(fmt, "spark_schema", None)
-    return None if hook is None else hook(spark, instant, units)
+    return fmt.spark_schema(spark, instant, units) if isinstance(fmt, ReadsParquetFiles) else None
 
 
 def instant_files(
-    fmt: Any, units: Sequence[ReadUnit], data: StructType | None
+    fmt: Any, units: Sequence[ReadUnit], instant: str, data: StructType | None
 ) -> InstantFiles | None:
-    """The files of ``units`` read as they are, in ``data``'s types; ``None``: the format cannot say."""
-    hook = getattr(fmt, "parquet_files", None)
-    if hook is None or data is None:
+    """The files of ``units`` (the snapshot at ``instant``) read as they are, in ``data``'s types.
+
+    ``None``: the format cannot say.
+    """
+    if not isinstance(fmt, ReadsParquetFiles) or data is None:
         return None
-    found = hook(units)
+    found = fmt.parquet_files(units, instant)
     if len(found) != len(units) or len({u.location for u in units}) != len(units):
         return None  # a location naming two units could not name one file
     files: list[list[Any]] = []

@@ -144,7 +144,7 @@ class ScanPlanner:
         if key in self._files:
             return self._files[key]
         data = self._data_schema(table, options, instant, units)
-        found = instant_files(table.view.fmt, units, data)
+        found = instant_files(table.view.fmt, units, instant, data)
         with _lock:
             if len(self._files) >= _INSTANTS_KEPT:
                 self._files.pop(next(iter(self._files)))

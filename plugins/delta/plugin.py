@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from lakesieve.sdk import Changes, Instant, ReadUnit, Snapshot, WriteOptions
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 FORMAT = "delta"
 
@@ -93,6 +94,26 @@ class DeltaFormat(TableFormatBase):
         prepare(spark, self.path, self.ref.options)
         frame = read_units(spark, self.ref, units, instant, with_location)
         return select_columns(frame, columns, with_location, self.path)
+
+    def parquet_files(
+        self, units: Sequence[ReadUnit], instant: str | None
+    ) -> list[tuple[str, int] | None]:
+        """Per unit, the data file Spark's Parquet reader reads as it is, and its exact size.
+
+        ``None`` for a unit with a deletion vector, and for every unit of a
+        partitioned or column-mapped table (:mod:`lakesieve.plugins.delta.file_list`).
+        """
+        from lakesieve.plugins.delta.file_list import parquet_files
+
+        return parquet_files(self.ref, units, instant)
+
+    def spark_schema(
+        self, spark: SparkSession, instant: str | None, units: Sequence[ReadUnit]
+    ) -> StructType | None:
+        """The Spark schema :meth:`read` gives at ``instant`` (every column, nullable)."""
+        from lakesieve.plugins.delta.file_list import spark_schema
+
+        return spark_schema(self.ref, instant)
 
     def read_unit(
         self, unit: ReadUnit, instant: str | None, columns: Sequence[str] | None

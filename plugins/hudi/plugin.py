@@ -96,7 +96,9 @@ class HudiFormat(TableFormatBase):
         prepare(spark, self.path, self.ref.options)
         return read_units(spark, self.ref, units, instant, with_location, columns)
 
-    def parquet_files(self, units: Sequence[ReadUnit]) -> list[tuple[str, int] | None]:
+    def parquet_files(
+        self, units: Sequence[ReadUnit], instant: str | None = None
+    ) -> list[tuple[str, int] | None]:
         """Per unit, the Parquet base file Spark's Parquet reader reads as it is, and its size.
 
         ``None`` for a unit that needs merging (log files) or is not Parquet.

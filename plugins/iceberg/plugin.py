@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from lakesieve.sdk import Changes, Instant, ReadUnit, Snapshot, WriteOptions
     from pyspark.sql import DataFrame, SparkSession
+    from pyspark.sql.types import StructType
 
 FORMAT = "iceberg"
 
@@ -99,6 +100,27 @@ class IcebergFormat(TableFormatBase):
         prepare(spark, self.path, self.ref.options)
         frame = read_units(spark, self.ref, units, instant, with_location)
         return select_columns(frame, columns, with_location, self.path)
+
+    def parquet_files(
+        self, units: Sequence[ReadUnit], instant: str | None
+    ) -> list[tuple[str, int] | None]:
+        """Per unit, the data file Spark's Parquet reader reads as it is, and its exact size.
+
+        ``None`` for a unit with delete files or an identity partition value,
+        and for every unit of a table whose fields changed name or id
+        (:mod:`lakesieve.plugins.iceberg.file_list`).
+        """
+        from lakesieve.plugins.iceberg.file_list import parquet_files
+
+        return parquet_files(self.ref, units, instant)
+
+    def spark_schema(
+        self, spark: SparkSession, instant: str | None, units: Sequence[ReadUnit]
+    ) -> StructType | None:
+        """The Spark schema :meth:`read` gives at ``instant`` (every column, nullable)."""
+        from lakesieve.plugins.iceberg.file_list import spark_schema
+
+        return spark_schema(spark, self.ref, instant)
 
     def read_unit(
         self, unit: ReadUnit, instant: str | None, columns: Sequence[str] | None
