@@ -56,6 +56,18 @@ QUERIES: dict[str, str] = {
 }
 
 
+#: What each baseline is, as the report labels it (every ratio names the one it divides).
+BASELINES: dict[str, str] = {
+    "plain": (
+        "a temporary view over spark.read.parquet of the table's latest base files, created "
+        "once and reused by every query (what a SQL user has): plain_s, <path>_vs_plain"
+    ),
+    "plain_fresh": (
+        "spark.read.parquet of the same files created afresh for every query (Spark lists "
+        "them again each time), for reference: plain_fresh_s, <path>_vs_fresh"
+    ),
+}
+
 #: The columns the queries need, for the Python data source's ``columns`` option.
 QUERY_COLUMNS = "l_orderkey,l_quantity,l_shipdate"
 
@@ -147,7 +159,12 @@ def run(
     width = max(1, span // 1000)  # 0.1% of the key range: two runs of the interleaved layout
     narrow = max(1, span // 10000)  # 0.01%
     fill = {"key": mid, "lo": mid, "hi": mid + width - 1, "hi_001": mid + narrow - 1}
-    out: dict[str, Any] = {"table": table_path, "locations": len(plan.units), "queries": {}}
+    out: dict[str, Any] = {
+        "table": table_path,
+        "locations": len(plan.units),
+        "baselines": BASELINES,
+        "queries": {},
+    }
     out["spark_floor_s"] = round(spark_floor(spark, repeats), 3)
     view = "lakesieve_bench_lineitem"
     spark.sql(
