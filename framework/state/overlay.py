@@ -56,6 +56,43 @@ DELTA_COLUMNS = ("key", "location", "count")
 #: Name of the file a delta state stores.
 DELTA_FILE = "delta"
 
+
+def stored_delta(delta: pa.Table) -> pa.Table:
+    """``delta`` as a delta state stores it: its columns, each location name stored once.
+
+    A delta holds a row per changed ``(key, location)`` but names few
+    locations (those the commits touched), so the ``location`` column is
+    dictionary-encoded: each row holds a 32-bit index, each name is written
+    once. The store writes Arrow IPC uncompressed, where a name repeated per
+    row cost most of a delta's bytes (SF1 interleaved Hudi, 7,576 rows of new
+    keys: 459 KB with the names repeated, 8.6% of the exact index's base).
+    :func:`delta_of` reads either form back.
+    """
+    table = delta.select(list(DELTA_COLUMNS))
+    at = table.schema.get_field_index("location")
+    locations = table.column(at)
+    if not pa.types.is_dictionary(locations.type):
+        locations = pc.dictionary_encode(locations.combine_chunks().cast(pa.string()))
+    return table.set_column(at, pa.field("location", locations.type), locations)
+
+
+def delta_of(stored: pa.Table | None) -> pa.Table | None:
+    """A stored delta file with plain ``location`` strings (``None`` for none).
+
+    Reads what :func:`stored_delta` writes and the plain-string deltas stored
+    before it, so every reader of a chain sees one schema.
+    """
+    if stored is None:
+        return None
+    table = stored.select(list(DELTA_COLUMNS))
+    at = table.schema.get_field_index("location")
+    if pa.types.is_dictionary(table.schema.field(at).type):
+        table = table.set_column(
+            at, pa.field("location", pa.string()), table.column(at).cast(pa.string())
+        )
+    return table
+
+
 #: Name of a delta state's file of moved locations (rows ``location``, ``renamed_to``).
 RENAMES_FILE = "renames"
 

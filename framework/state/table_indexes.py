@@ -25,7 +25,13 @@ from lakesieve.contract.protocols import TableFormat
 from lakesieve.errors import IndexCorruptError, IndexNotFoundError, LakesieveWarning
 from lakesieve.model import BuiltIndex, Changes, Instant, Snapshot, TableRef
 from lakesieve.state.loaded import LoadedIndex
-from lakesieve.state.overlay import DELTA_FILE, RENAMES_FILE, DeltaOverlay, renames_of
+from lakesieve.state.overlay import (
+    DELTA_FILE,
+    RENAMES_FILE,
+    DeltaOverlay,
+    delta_of,
+    renames_of,
+)
 from lakesieve.store import IndexStore
 from lakesieve.store.index_log import IndexDefinition, IndexState, LogSnapshot
 from lakesieve.store.seen_locations import seen_of
@@ -206,7 +212,9 @@ class TableIndexes:
         for i, state in enumerate(chain[1:], start=1):
             try:
                 files = self.store.read_files(state)
-                states.append((files.get(DELTA_FILE), renames_of(files.get(RENAMES_FILE))))
+                states.append(
+                    (delta_of(files.get(DELTA_FILE)), renames_of(files.get(RENAMES_FILE)))
+                )
             except Exception as exc:
                 problem, end = (state.instant, str(exc)), i
                 break

@@ -14,13 +14,16 @@ from typing import Any
 
 import pyarrow as pa
 import pytest
+from lakesieve.files.ipc_files import ipc_bytes, ipc_size, read_ipc
 from lakesieve.model import KeyQuery
 from lakesieve.state.overlay import (
     DeltaOverlay,
+    delta_of,
     follow_chain,
     moved_rows,
     renames_of,
     renames_table,
+    stored_delta,
 )
 from lakesieve.testing.index_contract import (
     DEFAULT_KEY_TYPES,
@@ -128,3 +131,28 @@ def test_renames_files_round_trip_and_refuse_what_is_wrong() -> None:
         renames_of(pa.table({"location": ["a", "a"], "renamed_to": ["b", "c"]}))
     rows = _delta([(1, "a", 1), (2, "z", 1)])
     assert moved_rows(rows, {"a": "b"}).column("location").to_pylist() == ["b", "z"]
+
+
+def test_a_stored_delta_names_each_location_once_and_reads_back_as_strings() -> None:
+    """A delta state stores its locations dictionary-encoded; readers get plain strings back.
+
+    Deltas stored before (plain strings) read back unchanged, and the encoded file is
+    smaller: a name is written once, not once per row.
+    """
+    names = [f"partition=1/file-group-{i % 4:04d}-0" for i in range(1000)]
+    delta = pa.table(
+        {
+            "key": pa.array(range(1000), pa.int64()),
+            "location": pa.array(names, pa.string()),
+            "count": pa.array([1] * 1000, pa.int64()),
+        }
+    )
+    stored = stored_delta(delta)
+    assert pa.types.is_dictionary(stored.schema.field("location").type)
+    assert len(stored.column("location").combine_chunks().dictionary) == 4
+    assert ipc_size(stored) < ipc_size(delta) / 2
+    back = delta_of(read_ipc(ipc_bytes(stored)))
+    assert back is not None and back.equals(delta)
+    assert delta_of(delta) is not None and delta_of(delta).equals(delta)  # stored before
+    assert delta_of(None) is None
+    assert stored_delta(stored).equals(stored)  # already encoded: kept as it is

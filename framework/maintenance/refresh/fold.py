@@ -35,9 +35,9 @@ from lakesieve.maintenance.index_build import build_state
 from lakesieve.maintenance.refresh.driver import column_bytes, delta_schema, local_rows, spark_sums
 from lakesieve.model import BuiltIndex, Instant, ReadUnit
 from lakesieve.state.overlay import (
-    DELTA_COLUMNS,
     DELTA_FILE,
     RENAMES_FILE,
+    delta_of,
     follow_chain,
     renames_of,
 )
@@ -62,13 +62,7 @@ def stored_changes(
     states: list[tuple[pa.Table | None, Mapping[str, str]]] = []
     for state in chain[1:]:
         files = table.store.read_files(state)
-        delta = files.get(DELTA_FILE)
-        states.append(
-            (
-                delta.select(list(DELTA_COLUMNS)) if delta is not None else None,
-                renames_of(files.get(RENAMES_FILE)),
-            )
-        )
+        states.append((delta_of(files.get(DELTA_FILE)), renames_of(files.get(RENAMES_FILE))))
     if then:
         states.append((None, then))
     return follow_chain(states)

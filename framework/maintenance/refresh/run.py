@@ -80,7 +80,7 @@ from lakesieve.maintenance.refresh.plan import (
 from lakesieve.maintenance.vacuum import vacuum
 from lakesieve.model import BuiltIndex, Instant
 from lakesieve.spark.session import SessionOnDemand
-from lakesieve.state.overlay import DELTA_COLUMNS, DELTA_FILE, RENAMES_FILE, renames_table
+from lakesieve.state.overlay import DELTA_FILE, RENAMES_FILE, renames_table, stored_delta
 from lakesieve.state.table_indexes import TableIndexes
 from lakesieve.store.index_log import IndexDefinition, IndexState, LogSnapshot, add_state_action
 from lakesieve.store.seen_locations import hashes, seen_of, stamp
@@ -381,7 +381,7 @@ def refresh_index(
                 not must
                 and got is not None
                 and rows > 0
-                and _over_share(chain, ipc_size(got.select(list(DELTA_COLUMNS))), policy)
+                and _over_share(chain, ipc_size(stored_delta(got)), policy)
             )
             built: BuiltIndex | None = None
             if must or may:
@@ -421,7 +421,7 @@ def refresh_index(
             else:
                 files: dict[str, pa.Table] = {}
                 if got is not None and rows:
-                    files[DELTA_FILE] = got.select(list(DELTA_COLUMNS))
+                    files[DELTA_FILE] = stored_delta(got)
                 if renames:
                     files[RENAMES_FILE] = renames_table(renames)
                 meta = {"delta_rows": rows, "from_instant": head.instant}
