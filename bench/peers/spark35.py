@@ -179,20 +179,16 @@ def _scan_metrics(frame: DataFrame) -> dict[str, int]:
         leaf = leaves.apply(i)
         metrics = leaf.metrics()
         seen.append(leaf.nodeName())
-        for name, into in (
-            ("numFiles", "files"),
-            ("resultDataFiles", "files"),
-            ("resultDeleteFiles", "files"),
-            ("filesSize", "bytes"),
-            ("totalFileSize", "bytes"),
-        ):
-            got = metrics.get(name)
-            if got.isDefined():
-                value = int(got.get().value())
-                if into == "files":
-                    files += value
-                else:
-                    size += value
+        names = metrics.keySet().iterator()
+        while names.hasNext():
+            name = str(names.next())
+            value = int(metrics.apply(name).value())
+            if name in ("numFiles", "resultDataFiles", "resultDeleteFiles"):
+                files += value
+            elif name == "filesSize" or (
+                "filesize" in name.lower() and "delete" not in name.lower()
+            ):  # Iceberg: its total data file size metric
+                size += value
     return {"files": files, "bytes": size, "nodes": len(seen)}
 
 
