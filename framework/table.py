@@ -42,7 +42,7 @@ from lakesieve.query.query_plan import Plan, elapsed_ms, explain_plan
 from lakesieve.query.table_view import TableView
 from lakesieve.spark.object_storage import prepare, storage_of
 from lakesieve.spark.session import SessionOnDemand, get_spark, time_zone_of
-from lakesieve.state.loaded import LoadedIndex
+from lakesieve.state.in_use import IndexInUse
 from lakesieve.state.table_indexes import TableIndexes
 from lakesieve.store import DEFAULT_DIRNAME
 from lakesieve.store.index_log import IndexDefinition, LogSnapshot
@@ -356,7 +356,7 @@ class Table:
         if inst is None:
             return Plan(inst, snapshot, (), bound, plan_ms=elapsed_ms(started), schema=schema)
         loaded, notes = self.states.usable_indexes(inst, set(bound.columns), snapshot, line, log)
-        by_column: dict[str, list[LoadedIndex]] = {}
+        by_column: dict[str, list[IndexInUse]] = {}
         for item in loaded:
             by_column.setdefault(item.definition.column, []).append(item)
         answer = evaluate(bound.node, by_column)

@@ -215,7 +215,7 @@ def _index_figures(
     from lakesieve.expressions import bind
     from lakesieve.model import LOCATION_COLUMN, BuiltIndex
     from lakesieve.query.planner import evaluate
-    from lakesieve.state.loaded import LoadedIndex
+    from lakesieve.state.in_use import IndexInUse
     from lakesieve.store.index_log import IndexDefinition
     from pyspark.sql import functions as F
 
@@ -234,7 +234,7 @@ def _index_figures(
         build_s = time.perf_counter() - t0
         size = _ipc_bytes(built.files)
         obj = itype.load(BuiltIndex(files=built.files, meta=dict(built.meta)))
-        loaded = LoadedIndex(
+        loaded = IndexInUse(
             IndexDefinition(f"bench_{col}_{t}", t, col, spark_type, params), None, obj
         )
         evaluate(bound[0], {col: [loaded]})  # warm-up

@@ -59,7 +59,7 @@ def _column(
     from lakesieve.files.ipc_files import stored_size
     from lakesieve.model import LOCATION_COLUMN
     from lakesieve.query.planner import evaluate
-    from lakesieve.state.loaded import LoadedIndex
+    from lakesieve.state.in_use import IndexInUse
     from lakesieve.store.index_log import IndexDefinition
     from pyspark.sql import functions as F
 
@@ -96,7 +96,7 @@ def _column(
     }
     answers: dict[str, list[Any]] = {}
     for name, obj in paths.items():
-        loaded = LoadedIndex(defn, None, obj)
+        loaded = IndexInUse(defn, None, obj)
         evaluate(bound[0], {col: [loaded]})  # warm-up
         lat: list[float] = []
         got: list[Any] = []

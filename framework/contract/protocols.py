@@ -139,6 +139,27 @@ class TableFormat(Protocol):
 
 
 @runtime_checkable
+class LoadedIndex(Protocol):
+    """An index state in memory, as :meth:`IndexType.load` returns it: it answers for itself.
+
+    The planner asks it directly. An index type whose loaded object does not
+    answer lookups (an older plugin) keeps ``lookup(index, query)`` and
+    ``describe(index)`` on the type; the framework then asks the type
+    (:func:`lakesieve.contract.loaded.answering`).
+    """
+
+    def lookup(self, query: KeyQuery) -> LookupResult:
+        """Answer ``query`` with a superset of the locations holding a match.
+
+        Return ``LookupResult.all()`` when this index cannot help (for example
+        a Bloom filter asked for a range).
+        """
+
+    def describe(self) -> dict[str, Any]:
+        """Size in bytes (``size_bytes``), entry counts and parameters."""
+
+
+@runtime_checkable
 class IndexType(Protocol):
     """One kind of index (``sieve``, ``zonemap``, ...): stateless, shared by every table."""
 
@@ -181,8 +202,8 @@ class IndexType(Protocol):
         1 when absent): how many times its build reads ``relation``.
         """
 
-    def load(self, built: BuiltIndex) -> Any:
-        """Turn stored index files back into an in-memory object for lookups.
+    def load(self, built: BuiltIndex) -> LoadedIndex:
+        """Turn stored index files back into an in-memory :class:`LoadedIndex`.
 
         Runs on the driver without Spark. Raise any exception for files that
         do not decode; the framework then falls back to a full scan with a
@@ -190,14 +211,10 @@ class IndexType(Protocol):
         """
 
     def lookup(self, index: Any, query: KeyQuery) -> LookupResult:
-        """Answer ``query`` with a superset of the locations holding a match.
-
-        Return ``LookupResult.all()`` when this index cannot help (for example
-        a Bloom filter asked for a range).
-        """
+        """``index.lookup(query)`` (:class:`IndexTypeBase`); an older type answers here instead."""
 
     def describe(self, index: Any) -> dict[str, Any]:
-        """Return size in bytes (``size_bytes``), entry counts and parameters."""
+        """``index.describe()`` (:class:`IndexTypeBase`); an older type answers here instead."""
 
     def apply_delta(
         self, spark: SparkSession, index: Any, delta: DataFrame, params: dict[str, Any]

@@ -25,7 +25,7 @@ from lakesieve.errors import LakesieveError, UnknownPluginError
 from lakesieve.expressions import BoundColumn, bind, quote_ident, resolve_column, sql_literal
 from lakesieve.maintenance.vacuum import TEMP_PREFIX
 from lakesieve.query.planner import evaluate
-from lakesieve.state.loaded import LoadedIndex
+from lakesieve.state.in_use import IndexInUse
 
 RANGE_FRACTIONS = {"range_0.01pct": 0.0001, "range_0.1pct": 0.001, "range_1pct": 0.01}
 KINDS = ("point", "in", *RANGE_FRACTIONS, "range_low", "range_high")
@@ -301,7 +301,7 @@ def compare_indexes(
             wall = time.perf_counter() - started
             definition = table.index(name)
             state = definition.latest()
-            loaded = LoadedIndex(definition, state, table.states.load(definition, state))
+            loaded = IndexInUse(definition, state, table.states.load(definition, state))
             size = int(desc.get("size_bytes") or 0)
             fig: dict[str, Any] = {
                 "name": name,

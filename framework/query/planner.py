@@ -31,7 +31,7 @@ from lakesieve.expressions import (
 )
 from lakesieve.model import KeyQuery, LookupResult
 from lakesieve.query.key_ranges import merge_ranges
-from lakesieve.state.loaded import LoadedIndex
+from lakesieve.state.in_use import IndexInUse
 
 ALL = None  # the answer "every location"
 Answer = frozenset[str] | None
@@ -89,11 +89,11 @@ def leaf_queries(node: Predicate) -> list[KeyQuery] | None:
     return _LEAF_QUERIES.visit(node)
 
 
-def _ask(index: LoadedIndex, queries: list[KeyQuery]) -> Answer:
+def _ask(index: IndexInUse, queries: list[KeyQuery]) -> Answer:
     found: set[str] = set()
     for query in queries:
         try:
-            result = index.index_type().lookup(index.obj, query)
+            result = index.loaded().lookup(query)
             if not isinstance(result, LookupResult):
                 raise TypeError(f"lookup returned {type(result).__name__}, not LookupResult")
         except Exception as exc:  # an optional index must never break a query
@@ -149,7 +149,7 @@ class _Evaluator(PredicateVisitor[Answer]):
 
     def __init__(
         self,
-        by_column: dict[str, list[LoadedIndex]],
+        by_column: dict[str, list[IndexInUse]],
         negate: bool = False,
         flipped: _Evaluator | None = None,
     ) -> None:
@@ -249,7 +249,7 @@ class _Evaluator(PredicateVisitor[Answer]):
         return node.child.accept(self.flipped)
 
 
-def evaluate(node: Predicate, by_column: dict[str, list[LoadedIndex]]) -> Answer:
+def evaluate(node: Predicate, by_column: dict[str, list[IndexInUse]]) -> Answer:
     """Locations that may hold rows matching ``node`` (``None`` = all).
 
     ``node`` must be bound. NOT is pushed down during the same walk.

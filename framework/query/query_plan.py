@@ -15,7 +15,7 @@ import pyarrow as pa
 from lakesieve.errors import LakesieveError
 from lakesieve.expressions import BoundPredicate, to_sql
 from lakesieve.model import Instant, Snapshot
-from lakesieve.state.loaded import LoadedIndex
+from lakesieve.state.in_use import IndexInUse
 
 
 @dataclass
@@ -37,7 +37,7 @@ class Plan:
     snapshot: Snapshot
     units: tuple[Any, ...]
     bound: BoundPredicate | None
-    indexes: list[LoadedIndex] = field(default_factory=list)
+    indexes: list[IndexInUse] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     plan_ms: float = 0.0
     schema: pa.Schema | None = None
@@ -58,7 +58,7 @@ def elapsed_ms(started: float) -> float:
     return (time.perf_counter() - started) * 1000.0
 
 
-def _loaded_bytes(item: LoadedIndex) -> int:
+def _loaded_bytes(item: IndexInUse) -> int:
     """Bytes a query loads for ``item``: its state's base and every delta on top of it."""
     if item.state is None:
         return 0

@@ -21,10 +21,11 @@ import warnings
 from typing import Any, Protocol
 
 from lakesieve.contract import registry
+from lakesieve.contract.loaded import answering
 from lakesieve.contract.protocols import TableFormat
 from lakesieve.errors import IndexCorruptError, IndexNotFoundError, LakesieveWarning
 from lakesieve.model import BuiltIndex, Changes, Instant, Snapshot, TableRef
-from lakesieve.state.loaded import LoadedIndex
+from lakesieve.state.in_use import IndexInUse
 from lakesieve.state.overlay import (
     DELTA_FILE,
     RENAMES_FILE,
@@ -261,7 +262,7 @@ class TableIndexes:
                     out["delta_rows"] = overlay.rows
                     out["locations_moved"] = len(overlay.renames)
                 obj = self.load(definition, base)
-                details = registry.index_type(definition.type).describe(obj)
+                details = answering(registry.index_type(definition.type), obj).describe()
                 if details:
                     out["details"] = details
             except Exception as exc:
@@ -277,7 +278,7 @@ class TableIndexes:
         snapshot: Snapshot,
         line: list[Instant],
         log: LogSnapshot | None = None,
-    ) -> tuple[list[LoadedIndex], list[str]]:
+    ) -> tuple[list[IndexInUse], list[str]]:
         """The indexes on ``columns`` loaded for a query at ``inst``, and warnings about the others.
 
         Every index on one of ``columns`` is returned; one that cannot be used
@@ -301,7 +302,7 @@ class TableIndexes:
             )
             warnings.warn(notes[-1], LakesieveWarning, stacklevel=3)
         timeline = {i.id for i in line}
-        out: list[LoadedIndex] = []
+        out: list[IndexInUse] = []
         visible = snapshot.locations
         wanted = [d for d in log.indexes.values() if d.column in columns]
         self.store.prefetch(  # every state the loop loads, at once where requests cost
@@ -315,7 +316,7 @@ class TableIndexes:
             if definition.column not in columns:
                 continue
             state = definition.state_for(inst.sort_key)
-            item = LoadedIndex(definition, state, visible=visible)
+            item = IndexInUse(definition, state, visible=visible)
             out.append(item)
             if state is None:
                 item.error = "never built"

@@ -120,6 +120,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from lakesieve.contract import registry
+from lakesieve.contract.loaded import answering
 from lakesieve.contract.protocols import FoldsOnDriver, IndexType, RebuildsLocations
 from lakesieve.errors import OptionError, UnsupportedKeyTypeError
 from lakesieve.keys.mapping import KeyKind, parse_key_type
@@ -832,14 +833,14 @@ class IndexContract:
         return self.index_object().load(built)
 
     def lookup(self, index: Any, query: KeyQuery) -> LookupResult:
-        """Ask one query."""
-        result = self.index_object().lookup(index, query)
+        """Ask one query, as the planner does (:func:`lakesieve.contract.loaded.answering`)."""
+        result = answering(self.index_object(), index).lookup(query)
         assert isinstance(result, LookupResult), f"lookup returned {type(result).__name__}"
         return result
 
     def describe(self, index: Any) -> dict[str, Any]:
-        """Describe an index."""
-        desc = self.index_object().describe(index)
+        """Describe an index, as ``index describe`` does."""
+        desc = answering(self.index_object(), index).describe()
         assert isinstance(desc, dict), f"describe returned {type(desc).__name__}"
         return desc
 

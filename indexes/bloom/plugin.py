@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lakesieve.indexes.bloom.params import INDEX_TYPE, parse_bloom_options
-from lakesieve.sdk import IndexTypeBase, hookimpl
+from lakesieve.sdk import IndexTypeBase, LoadedIndex, hookimpl
 from lakesieve.sdk.keys import KeyOrder, renamed_rows
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class BloomIndexType(IndexTypeBase):
 
         return build_spark(spark, relation, key_type, params or {}, locations, rows_hint)
 
-    def load(self, built: BuiltIndex) -> Any:
+    def load(self, built: BuiltIndex) -> LoadedIndex:
         """Decode the stored table into a :class:`~lakesieve.indexes.bloom.lookup.BloomIndex`."""
         from lakesieve.indexes.bloom.lookup import load_index
 

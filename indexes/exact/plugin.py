@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lakesieve.indexes.exact.params import INDEX_TYPE, parse_exact_options
-from lakesieve.sdk import IndexTypeBase, hookimpl
+from lakesieve.sdk import IndexTypeBase, LoadedIndex, hookimpl
 from lakesieve.sdk.keys import KeyOrder
 
 if TYPE_CHECKING:
@@ -47,7 +47,7 @@ class ExactIndexType(IndexTypeBase):
             spark, relation, key_type, params or {}, rows_hint=rows_hint, locations=locations
         )
 
-    def load(self, built: BuiltIndex) -> Any:
+    def load(self, built: BuiltIndex) -> LoadedIndex:
         """Decode stored files into an :class:`~lakesieve.indexes.exact.partitioned.PartitionedExactIndex`."""
         from lakesieve.indexes.exact.loading import load_index
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from lakesieve.indexes.sieve.params import INDEX_TYPE, parse_options
-from lakesieve.sdk import IndexTypeBase, hookimpl
+from lakesieve.sdk import IndexTypeBase, LoadedIndex, hookimpl
 from lakesieve.sdk.keys import parse_key_type, renamed_locations
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class SieveIndexType(IndexTypeBase):
 
         return build_spark(spark, relation, key_type, params or {}, locations, rows_hint)
 
-    def load(self, built: BuiltIndex) -> Any:
+    def load(self, built: BuiltIndex) -> LoadedIndex:
         """Decode stored files into a :class:`~lakesieve.indexes.sieve.lookup.SieveIndex`."""
         from lakesieve.indexes.sieve.loading import load_index
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from lakesieve.indexes.zonemap.params import INDEX_TYPE, parse_zonemap_options
-from lakesieve.sdk import IndexTypeBase, hookimpl
+from lakesieve.sdk import IndexTypeBase, LoadedIndex, hookimpl
 from lakesieve.sdk.keys import KeyOrder, renamed_rows
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class ZoneMapIndexType(IndexTypeBase):
 
         return build_spark(spark, relation, key_type, params or {})
 
-    def load(self, built: BuiltIndex) -> Any:
+    def load(self, built: BuiltIndex) -> LoadedIndex:
         """Decode the stored table into a :class:`~lakesieve.indexes.zonemap.lookup.ZoneMapIndex`."""
         from lakesieve.indexes.zonemap.lookup import load_index
 

@@ -11,7 +11,9 @@ from typing import Any
 import pytest
 from lakesieve.contract import registry
 from lakesieve.contract.hookspecs import hookimpl
+from lakesieve.contract.loaded import answering
 from lakesieve.contract.plugin_base import IndexTypeBase
+from lakesieve.contract.protocols import LoadedIndex
 from lakesieve.indexes.sieve import plugin as sieve_plugin
 from lakesieve.model import BuiltIndex, KeyQuery
 from lakesieve.testing import IndexContract
@@ -281,3 +283,18 @@ def test_truth_is_spark_sql(
     """The kit's truth is Spark SQL's, and its Python reference agrees, on each awkward case."""
     assert spark_true_locations(spark, key_type, rows, [query]) == [frozenset(expected)]
     assert true_locations(rows, query) == frozenset(expected)
+
+
+@pytest.mark.parametrize(
+    "contract", [TestZoneMapContract, TestBloomContract, TestExactContract, TestSieveContract]
+)
+def test_built_in_indexes_answer_for_themselves(spark: Any, contract: type[IndexContract]) -> None:
+    """Each built-in type's load returns a LoadedIndex, which the planner asks directly."""
+    kit = contract()
+    rows: list[tuple[Any, str]] = [(1, "a"), (5, "b"), (None, "c"), (9, "d")]
+    index = kit.load(kit.build(spark, "bigint", rows, kit.validate("bigint")))
+    assert isinstance(index, LoadedIndex), type(index).__name__
+    assert answering(kit.index_object(), index) is index
+    found = index.lookup(KeyQuery("points", (5,))).locations
+    assert found is not None and "b" in found
+    assert index.describe()["size_bytes"] > 0

@@ -11,11 +11,13 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from lakesieve.contract.loaded import answering
 from lakesieve.contract.plugin_base import IndexTypeBase
+from lakesieve.contract.protocols import LoadedIndex
 from lakesieve.expressions import And, Between, Compare, Const, InList, IsNull, Not, Or, Predicate
 from lakesieve.model import BuiltIndex, KeyQuery, LookupResult
 from lakesieve.query.planner import evaluate, leaf_queries
-from lakesieve.state.loaded import LoadedIndex
+from lakesieve.state.in_use import IndexInUse
 from lakesieve.store.index_log import IndexDefinition, IndexState
 
 from tests.query.test_predicate import _eval, trees
@@ -71,10 +73,10 @@ class _Plugin:
         return [_BruteType()]
 
 
-def _loaded(obj: Any) -> LoadedIndex:
+def _loaded(obj: Any) -> IndexInUse:
     d = IndexDefinition("a_brute", "brute", "a", "bigint", {})
     s = IndexState("a_brute", "s", "1", "1", (), {}, 0)
-    return LoadedIndex(d, s, obj=obj)
+    return IndexInUse(d, s, obj=obj)
 
 
 def setup_module() -> None:
@@ -150,3 +152,41 @@ def test_explain_counts_only_locations_the_snapshot_has() -> None:
     explained = explain_plan(plan, "/t", "delta", "a = 1", None)
     assert explained["locations_total"] == 2 and explained["locations_selected"] == 2
     assert explained["indexes"][0]["locations_selected"] == 2  # B and C are gone
+
+
+class _Answering:
+    """A loaded object that answers for itself: lookup and describe."""
+
+    def lookup(self, q: KeyQuery) -> LookupResult:
+        return LookupResult(frozenset({"self"}))
+
+    def describe(self) -> dict[str, Any]:
+        return {"size_bytes": 1}
+
+
+class _OlderType(_BruteType):
+    """An index type that answers on the type, as plugins did before LoadedIndex."""
+
+    def lookup(self, index: Any, query: KeyQuery) -> LookupResult:
+        return LookupResult(frozenset({"type"}))
+
+    def describe(self, index: Any) -> dict[str, Any]:
+        return {"size_bytes": 2}
+
+
+def test_the_planner_asks_a_loaded_index_that_answers_for_itself() -> None:
+    obj = _Answering()
+    assert isinstance(obj, LoadedIndex)
+    assert answering(_BruteType(), obj) is obj
+    query = KeyQuery("range", high=5)
+    assert evaluate(Compare("a", "<=", 5), {"a": [_loaded(obj)]}) == {"self"}
+    # a type that answers itself is still asked, whatever its object could say
+    older = answering(_OlderType(), obj)
+    assert older is not obj
+    assert (older.lookup(query).locations, older.describe()) == (
+        frozenset({"type"}),
+        {"size_bytes": 2},
+    )
+    # an object without describe is asked through its type (IndexTypeBase asks the object)
+    partial = answering(_BruteType(), BruteForce([(1, "L1")]))
+    assert partial.lookup(KeyQuery("points", (1,))).locations == frozenset({"L1"})

@@ -6,13 +6,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from lakesieve.contract import registry
+from lakesieve.contract.loaded import answering
+from lakesieve.contract.protocols import LoadedIndex
 from lakesieve.store.index_log import IndexDefinition, IndexState
 
-__all__ = ["LoadedIndex"]
+__all__ = ["IndexInUse"]
 
 
 @dataclass
-class LoadedIndex:
+class IndexInUse:
     """An index state ready for lookups, or the reason it is not usable.
 
     Attributes:
@@ -45,6 +47,7 @@ class LoadedIndex:
     visible: frozenset[str] | None = None
     _answers: list[frozenset[str]] = field(default_factory=list, repr=False, compare=False)
     _type: Any = field(default=None, repr=False, compare=False)
+    _loaded: LoadedIndex | None = field(default=None, repr=False, compare=False)
 
     @property
     def selected(self) -> set[str]:
@@ -68,3 +71,9 @@ class LoadedIndex:
         if self._type is None:
             self._type = registry.index_type(self.definition.type)
         return self._type
+
+    def loaded(self) -> LoadedIndex:
+        """The loaded index the planner asks (:func:`lakesieve.contract.loaded.answering`)."""
+        if self._loaded is None:
+            self._loaded = answering(self.index_type(), self.obj)
+        return self._loaded
