@@ -114,7 +114,9 @@ def _matches(key_type: str, value: Any, q: KeyQuery) -> bool:
         return any(v is not None and _equal(key_type, value, v) for v in q.values)
     order = _order(key_type)
     if key_type == "float":
-        # the planner compares against CAST(v AS FLOAT)
+        # a float column holds float32(value) (0.1 is stored as 0.10000000149...),
+        # and the planner compares against CAST(v AS FLOAT)
+        value = _f32(value)
         q = KeyQuery(
             "range",
             low=None if q.low is None else _f32(q.low),
