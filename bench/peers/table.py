@@ -70,7 +70,7 @@ def systems_table(systems: list[dict[str, Any]]) -> list[str]:
             else "not measured"
         )
         out.append(
-            f"| {TITLES[fmt]} | {layout} | {_mib(n['metadata_bytes'])} / {_mib(ls['index_bytes_on_disk'])} "
+            f"| {TITLES[fmt]} | {layout} | {_mib(n['metadata_bytes'])} / {_mib(ls['index_bytes'])} "
             f"| {n['write_seconds']:.1f} / {ls['build_seconds']:.1f} | {steps} |"
         )
     return out
@@ -79,8 +79,9 @@ def systems_table(systems: list[dict[str, Any]]) -> list[str]:
 def main() -> None:
     """Print the tables of the result file named on the command line."""
     data = json.loads(Path(sys.argv[1]).read_text())
-    for layout in data["meta"]["layouts"]:
-        print(f"{layout} layout ({data['meta']['files']} files per table):\n")
+    layouts = list(dict.fromkeys(r["layout"] for r in data["rows"]))
+    for layout in layouts:
+        print(f"{layout} layout ({data['rows'][0]['files_total']} files per table):\n")
         print("\n".join(queries_table(data["rows"], layout)))
         print()
     print("\n".join(systems_table(data["systems"])))
