@@ -263,7 +263,7 @@ def test_mor_bucketed_updates_go_to_logs(spark: Any, tmp_path: Path) -> None:
 def test_table_type_mismatch_and_bad_value_are_refused(spark: Any, tmp_path: Path) -> None:
     path = tmp_path / "c"
     write_table(spark, str(path), df_of(spark, [(1, "a", 0, 0)]), WriteOptions(record_key=("id",)))
-    with pytest.raises(WriteError, match="table_type=mor differs"):
+    with pytest.raises(WriteError, match="table_type='mor' differs from the table's type"):
         write_table(
             spark, str(path), df_of(spark, [(1, "a", 0, 0)]), WriteOptions(table_type="mor")
         )
