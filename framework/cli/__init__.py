@@ -26,7 +26,7 @@ import argparse
 import warnings
 from collections.abc import Sequence
 
-from lakesieve.cli import output
+import lakesieve.cli.output as output
 from lakesieve.cli.index import add_index
 from lakesieve.cli.measure import add_bench, add_compare_and_advise, add_demo
 from lakesieve.cli.parser import LakesieveParser, chosen_parser, unrecognized_message

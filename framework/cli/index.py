@@ -6,7 +6,7 @@ import argparse
 import time
 from typing import Any
 
-from lakesieve.cli import output
+import lakesieve.cli.output as output
 from lakesieve.cli.support import AS_OF_HELP, FORMAT_HELP, TABLE_HELP, TEXT, open_args, parse_kv
 from lakesieve.errors import OptionError
 from lakesieve.spark.session import PROGRESS

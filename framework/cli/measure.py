@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lakesieve.cli import output
+import lakesieve.cli.output as output
 from lakesieve.cli.support import FORMAT_HELP, TABLE_HELP, TEXT, open_args
 
 #: what ``lakesieve bench`` prints when the benchmarks' distribution is not installed

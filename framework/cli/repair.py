@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from lakesieve.cli import output
+import lakesieve.cli.output as output
 
 
 def run_check_or_repair(table: Any, args: argparse.Namespace) -> int:

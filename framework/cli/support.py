@@ -61,7 +61,7 @@ class Steps:
 
     def say(self, message: str) -> None:
         """Print one step line on stderr, at once."""
-        from lakesieve.cli import output
+        import lakesieve.cli.output as output
 
         output.step(message)
 

@@ -8,7 +8,7 @@ import os
 import time
 from typing import Any
 
-from lakesieve.cli import output
+import lakesieve.cli.output as output
 from lakesieve.cli.support import (
     AS_OF_HELP,
     FORMAT_HELP,
