@@ -98,7 +98,7 @@ def _list(table: Any, args: argparse.Namespace) -> int:
     notes = [f"{r.name}: {r.detail}" for r in rows if r.health in (CORRUPT_FILE, OFF_TIMELINE)]
     notes += [f"{p}; run `lakesieve index repair {table.path}`" for p in problems]
     for line in notes:
-        output.warning(f"{line}")
+        output.warning(line)
     unhashed = [r.name for r in rows if r.verified == SIZES]
     if unhashed:
         output.notice(
