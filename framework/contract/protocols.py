@@ -12,7 +12,7 @@ The docstring of each method states its contract; the contract kits in
 :mod:`lakesieve.testing` check an implementation against it. Optional
 capabilities are protocols of their own (:class:`ReadsChangeImages`,
 :class:`ChecksWrites`, :class:`HasTableId`, :class:`MultiPassBuild`,
-:class:`ReadsParquetFiles`), which the
+:class:`ReadsParquetFiles`, :class:`NativeSkipping`), which the
 framework checks with ``isinstance``.
 """
 
@@ -404,6 +404,50 @@ class ReadsParquetFiles(Protocol):
         """The Spark schema :meth:`TableFormat.read` gives ``units`` at ``instant`` (every column).
 
         ``None`` when the format cannot say without reading the rows.
+        """
+
+
+@runtime_checkable
+class SkipsFiles(Protocol):
+    """Which locations a format's own data skipping reads, for key queries on one column.
+
+    What :meth:`NativeSkipping.native_skipping` returns: the format's planning
+    (or the statistics it plans with) for one column at one instant, asked one
+    :class:`~lakesieve.model.KeyQuery` at a time, as the planner asks an index.
+    """
+
+    @property
+    def source(self) -> str:
+        """One line naming exactly what answers (the library, the statistics it reads)."""
+
+    @property
+    def approximation(self) -> bool:
+        """``False`` only where the answer is the format's own planning code, not a model of it."""
+
+    def lookup(self, query: KeyQuery) -> LookupResult:
+        """The locations the format's skipping reads for ``query``: never one fewer than hold a match.
+
+        A match is decided by Spark SQL (NULLs never match a comparison, NaN
+        is above every number and equal to itself, ``-0.0 = 0.0``, strings
+        by their UTF-8 bytes). ``LookupResult.all()`` where it cannot say.
+        """
+
+
+@runtime_checkable
+class NativeSkipping(Protocol):
+    """Optional for a :class:`TableFormat`: the files its own data skipping would read.
+
+    ``lakesieve compare`` reports, beside the index types, how many locations
+    the table format itself reads for the same queries. A format without this
+    method gets the framework's model: minimum and maximum from the Parquet
+    footers of each location's base file (:mod:`lakesieve.measure.native`).
+    """
+
+    def native_skipping(self, instant: str | None, column: str, key_type: str) -> SkipsFiles | None:
+        """The format's skipping for ``column`` (Spark type ``key_type``) at ``instant``.
+
+        ``None`` where the format has nothing better than the framework's
+        footer model for this column. Reads metadata only; never starts Spark.
         """
 
 

@@ -7,7 +7,10 @@ answered by each index alone (the planner's :func:`~lakesieve.query.planner.eval
 with only that index, timed without Spark), and the figures are reported per
 type: build seconds, size and share of the column's compressed size, lookup
 latency, locations selected per query kind and the overhead over ``exact``
-(the ideal). Keys are sampled with Spark; the column is never collected.
+(the ideal). Beside them, ``native``: the locations the table format's own
+data skipping reads for the same queries, labelled with what computed it
+(:mod:`lakesieve.measure.native`). Keys are sampled with Spark; the column is
+never collected.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from lakesieve.contract.format_read import read_columns
 from lakesieve.errors import LakesieveError, UnknownPluginError
 from lakesieve.expressions import BoundColumn, bind, quote_ident, resolve_column, sql_literal
 from lakesieve.maintenance.vacuum import TEMP_PREFIX
+from lakesieve.measure.native import choose_skipping, native_label, native_row
 from lakesieve.query.planner import evaluate
 from lakesieve.state.in_use import IndexInUse
 
@@ -290,6 +294,9 @@ def compare_indexes(
         "examples": {k: v[0] for k, v in qset.by_kind.items() if v},
         "types": {},
     }
+    say("native data skipping of the table format ...")
+    skipping = choose_skipping(table.view.fmt, table.path, snapshot, inst.id, col)
+    out["native"] = native_row(skipping, bound, locations)
     names: list[str] = []
     try:
         for t in types:
@@ -335,7 +342,7 @@ def compare_indexes(
             fig["answered_all"] = answered_all
             out["types"][t] = fig
         ideal = out["types"].get("exact", {}).get("selected")
-        for fig in out["types"].values():
+        for fig in [*out["types"].values(), out["native"]]:
             if ideal:
                 fig["overhead_vs_exact"] = {
                     k: (round(v / ideal[k], 3) if ideal[k] else None)
@@ -405,6 +412,7 @@ def _end_to_end(table: Any, spark: Any, qset: _Queries, say: Any) -> list[dict[s
 def format_table(result: dict[str, Any]) -> str:
     """A readable text table of :func:`compare_indexes`' result."""
     types = list(result["types"])
+    native = result.get("native")
     lines = [
         f"table {result['table']} ({result['format']}) column {result['column']} ({result['key_type']}) "
         f"at instant {result['instant']}: {result['locations_total']} locations, {result['rows']} rows",
@@ -414,13 +422,14 @@ def format_table(result: dict[str, Any]) -> str:
     ]
     width = max(16, *(len(t) + 2 for t in types)) if types else 16
     head = f"{'':<22}" + "".join(f"{t:>{width}}" for t in types)
-    lines.append(head)
+    lines.append(head + (f"{'native*':>{width}}" if native else ""))
 
     def row(label: str, vals: list[Any]) -> None:
         lines.append(f"{label:<22}" + "".join(f"{v!s:>{width}}" for v in vals))
 
     figs = [result["types"][t] for t in types]
-    row("size_bytes", [f["size_bytes"] for f in figs])
+    dash = ["-"] if native else []
+    row("size_bytes", [*(f["size_bytes"] for f in figs), *dash])
     row(
         "share of column",
         [
@@ -430,21 +439,24 @@ def format_table(result: dict[str, Any]) -> str:
                 else f"{100 * f['size_share_of_column']:.1f}%"
             )
             for f in figs
-        ],
+        ]
+        + dash,
     )
-    row("build_seconds", [f["build_seconds"] for f in figs])
-    row("lookup p50 ms", [f["lookup_p50_ms"] for f in figs])
-    row("lookup p99 ms", [f["lookup_p99_ms"] for f in figs])
+    row("build_seconds", [*(f["build_seconds"] for f in figs), *dash])
+    row("lookup p50 ms", [*(f["lookup_p50_ms"] for f in figs), *dash])
+    row("lookup p99 ms", [*(f["lookup_p99_ms"] for f in figs), *dash])
     lines.append(
         "locations selected (avg)" + (" / overhead vs exact" if "exact" in result["types"] else "")
     )
     for kind in KINDS:
         vals = []
-        for f in figs:
+        for f in [*figs, *([native] if native else [])]:
             v = f["selected"].get(kind, "-")
             ov = f.get("overhead_vs_exact", {}).get(kind)
             vals.append(f"{v}" + (f" x{ov}" if ov is not None else ""))
         row(f"  {kind}", vals)
+    if native:
+        lines.append(f"* {native_label(native)}")
     for e in result.get("end_to_end", []):
         lines.append(
             f"end-to-end {e['kind']}: {e['rows']} rows, read {e['locations_read']}/{e['locations_total']} locations "

@@ -3,7 +3,8 @@
 Two kinds of chart: the size-vs-selectivity trade-off (one point per index
 type, both axes logarithmic) and, per query kind, the share of locations each
 type selects, where a type that answers "every location may match" for all
-queries of the kind is written as such instead of drawn as a full-width bar.
+queries of the kind is written as such instead of drawn as a full-width bar;
+the table format's own data skipping (the native row) is drawn below the types.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 PICK_COLOUR = "#cc3311"
 POINT_COLOUR = "#4477aa"
 ALL_COLOUR = "#777777"
+#: the label of the table format's own data skipping in the charts (explained under them)
+NATIVE_LABEL = "native*"
 
 
 def _pyplot() -> Any:
@@ -118,16 +121,19 @@ def tradeoff_png(result: dict[str, Any], workload: dict[str, float], pick: str |
 
 
 def kind_png(result: dict[str, Any], kind: str) -> bytes:
-    """Share of locations each type selects for ``kind``; "answers all" written, not drawn."""
+    """Share of locations each type (and the native row) selects for ``kind``; "answers all" written."""
     plt = _pyplot()
-    types = list(result["types"])
+    rows = [(t, result["types"][t]) for t in result["types"]]
+    if result.get("native"):
+        rows.append((NATIVE_LABEL, result["native"]))
     floor = _floor(result)
     total = int(result["locations_total"])
-    fig, ax = plt.subplots(figsize=(6.2, 0.45 * len(types) + 1.1))
-    for row, t in enumerate(types):
-        alls, asked = answers_all(result, t, kind)
-        share = selected_fraction(result, t, kind)
-        mean = result["types"][t]["selected"].get(kind, total)
+    asked = int(result.get("queries_per_kind", {}).get(kind, 0))
+    fig, ax = plt.subplots(figsize=(6.2, 0.45 * len(rows) + 1.1))
+    for row, (_name, figs) in enumerate(rows):
+        alls = int(figs.get("answered_all", {}).get(kind, 0))
+        mean = figs["selected"].get(kind, total)
+        share = float(mean) / max(1, total)
         if asked and alls == asked:
             ax.text(
                 floor * 1.2,
@@ -144,8 +150,8 @@ def kind_png(result: dict[str, Any], kind: str) -> bytes:
         if alls:
             note += f"; {alls} of {asked} queries answered all"
         ax.text(max(floor, share) * 1.15, row, note, va="center", fontsize=8)
-    ax.set_yticks(range(len(types)))
-    ax.set_yticklabels(types)
+    ax.set_yticks(range(len(rows)))
+    ax.set_yticklabels([name for name, _ in rows])
     ax.invert_yaxis()
     ax.set_xscale("log")
     ax.set_xlim(floor, 12.0)

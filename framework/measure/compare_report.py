@@ -26,7 +26,8 @@ from lakesieve.measure.advise import (
     toml_fragment,
 )
 from lakesieve.measure.compare import KIND_MEANINGS, KINDS
-from lakesieve.measure.compare_charts import answers_all, kind_png, tradeoff_png
+from lakesieve.measure.compare_charts import NATIVE_LABEL, answers_all, kind_png, tradeoff_png
+from lakesieve.measure.native import native_label
 
 #: terms of the report other than the query kinds
 TERMS = {
@@ -39,6 +40,9 @@ TERMS = {
     "skipped share": "1 minus the share of locations selected, weighted by the workload mix",
     "overhead vs exact": "locations selected divided by those of the exact index, which "
     "selects only locations that hold a match",
+    "native": "the locations the table format's own data skipping reads for the same queries, "
+    "without any lakesieve index; the line under the charts says what computed it and whether "
+    "it is an approximation of the format's planning",
 }
 
 _STYLE = """
@@ -181,6 +185,24 @@ def _figures(result: dict[str, Any]) -> str:
     return out
 
 
+def _native(result: dict[str, Any], kinds: list[str]) -> str:
+    """The native row: what computed it, and its figures per kind beside exact's."""
+    native = result.get("native")
+    if not native:
+        return ""
+    esc = html.escape
+    exact = result["types"].get("exact", {}).get("selected", {})
+    rows = [
+        [kind, native["selected"].get(kind, "-"), exact.get(kind, "-")]
+        for kind in kinds
+        if kind in native["selected"]
+    ]
+    return (
+        f'<p class="small" id="native">{esc(NATIVE_LABEL)} {esc(native_label(native))}</p>'
+        + _table(["kind", "native: locations selected (mean)", "exact"], rows)
+    )
+
+
 def _glossary(result: dict[str, Any], kinds: list[str]) -> str:
     esc = html.escape
     examples = result.get("examples", {})
@@ -200,7 +222,7 @@ def _glossary(result: dict[str, Any], kinds: list[str]) -> str:
 
 
 def _parameters(result: dict[str, Any]) -> str:
-    skip = {"types", "examples", "end_to_end", "advice"}
+    skip = {"types", "examples", "end_to_end", "advice", "native"}
     rows = []
     for key, value in result.items():
         if key in skip:
@@ -258,7 +280,7 @@ def render_html(result: dict[str, Any], workload: dict[str, float] | None = None
 {_recommendation(result, advice, workload, stated)}
 {trade}
 <section id="kinds"><h2>Locations selected per query kind</h2>
-<div class="grid">{"".join(per_kind)}</div></section>
+<div class="grid">{"".join(per_kind)}</div>{_native(result, kinds)}</section>
 <section id="figures"><h2>Size, build and lookup</h2>{_figures(result)}</section>
 {_glossary(result, kinds)}
 {_parameters(result)}

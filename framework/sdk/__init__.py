@@ -16,6 +16,10 @@ package may change between releases. What is here:
   SQL's order (NaN above every number, ``-0.0 = 0.0``), one value at a time
   and for whole Arrow arrays;
 - the naming rules of entries moved to new locations (:func:`renamed_locations`);
+- a format's own data skipping for ``lakesieve compare``
+  (:class:`NativeSkipping`, answered by a :class:`SkipsFiles`), and the
+  framework's model of skipping by per-file statistics to answer with
+  (:class:`MinMaxSkipping`, :func:`footer_statistics`);
 - the size of index files as the store writes them, and the errors a plugin
   raises.
 
@@ -58,9 +62,11 @@ from lakesieve.contract.protocols import (
     IndexType,
     LoadedIndex,
     MultiPassBuild,
+    NativeSkipping,
     ReadsChangeImages,
     RebuildsLocations,
     RenamesLocations,
+    SkipsFiles,
     TableFormat,
 )
 from lakesieve.contract.registry import get_plugin_manager
@@ -75,6 +81,7 @@ from lakesieve.errors import (
     UnsupportedKeyTypeError,
     WriteError,
 )
+from lakesieve.files.footer_stats import footer_statistics
 from lakesieve.model import (
     LOCATION_COLUMN,
     BuiltIndex,
@@ -88,6 +95,7 @@ from lakesieve.model import (
     TableRef,
     WriteOptions,
 )
+from lakesieve.query.min_max import MinMaxSkipping
 from lakesieve.sdk.index_files import stored_size
 from lakesieve.sdk.keys import (
     INT64_MAX,
@@ -122,7 +130,9 @@ __all__ = [
     "LakesieveError",
     "LoadedIndex",
     "LookupResult",
+    "MinMaxSkipping",
     "MultiPassBuild",
+    "NativeSkipping",
     "OptionError",
     "OptionSpec",
     "PluginError",
@@ -130,6 +140,7 @@ __all__ = [
     "ReadsChangeImages",
     "RebuildsLocations",
     "RenamesLocations",
+    "SkipsFiles",
     "Snapshot",
     "TableFormat",
     "TableFormatBase",
@@ -138,6 +149,7 @@ __all__ = [
     "UnsupportedKeyTypeError",
     "WriteError",
     "WriteOptions",
+    "footer_statistics",
     "get_plugin_manager",
     "hookimpl",
     "key_type_supported",

@@ -24,7 +24,7 @@ from lakesieve.sdk import TableFormatBase, hookimpl
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from lakesieve.sdk import Changes, Instant, ReadUnit, Snapshot, WriteOptions
+    from lakesieve.sdk import Changes, Instant, MinMaxSkipping, ReadUnit, Snapshot, WriteOptions
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
 
@@ -122,6 +122,12 @@ class DeltaFormat(TableFormatBase):
         from lakesieve.plugins.delta.unit_reader import read_unit_batches
 
         return read_unit_batches(self.ref, unit, instant, columns)
+
+    def native_skipping(self, instant: str | None, column: str, key_type: str) -> MinMaxSkipping:
+        """The log's per-file statistics of ``column``, as Delta's data skipping reads them; see :mod:`.skipping`."""
+        from lakesieve.plugins.delta.skipping import delta_skipping
+
+        return delta_skipping(self.ref, instant, column, key_type)
 
     def write(self, spark: SparkSession, df: DataFrame, options: WriteOptions) -> Instant:
         """Write ``df`` as one Delta commit; see :mod:`.write` for modes and limits."""

@@ -23,11 +23,24 @@ from lakesieve.sdk import TableFormatBase, hookimpl
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    from lakesieve.sdk import ChangeImageFiles, Changes, Instant, ReadUnit, Snapshot, WriteOptions
+    from lakesieve.sdk import (
+        ChangeImageFiles,
+        Changes,
+        Instant,
+        MinMaxSkipping,
+        ReadUnit,
+        Snapshot,
+        WriteOptions,
+    )
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import DataType, StructType
 
 FORMAT = "hudi"
+
+#: What ``lakesieve compare``'s native row of a Hudi table is.
+NATIVE_SOURCE = (
+    "approximation: Parquet footer min/max; Hudi's metadata-table column stats are not read"
+)
 
 
 class HudiFormat(TableFormatBase):
@@ -141,6 +154,20 @@ class HudiFormat(TableFormatBase):
         from lakesieve.plugins.hudi.change_read import read_change_images
 
         return read_change_images(spark, self.ref, images, column, key_type)
+
+    def native_skipping(self, instant: str | None, column: str, key_type: str) -> MinMaxSkipping:
+        """Min/max of ``column`` in the Parquet footer of each file group's base file.
+
+        Hudi's own data skipping reads the column stats of its metadata table;
+        neither this plugin nor hudi-rs reads them (hudi-rs prunes by the same
+        footers), so the row is labelled an approximation. A file group with
+        log files is always read.
+        """
+        from lakesieve.sdk import MinMaxSkipping, footer_statistics
+
+        units = self.snapshot(instant).units
+        stats = footer_statistics(self.path, units, column, key_type)
+        return MinMaxSkipping(key_type, stats, NATIVE_SOURCE)
 
     def read_unit(
         self, unit: ReadUnit, instant: str | None, columns: Sequence[str] | None

@@ -29,6 +29,7 @@ from lakesieve.sdk import TableFormatBase, hookimpl
 
 if TYPE_CHECKING:
     import pyarrow as pa
+    from lakesieve.plugins.iceberg.skipping import IcebergPlanning
     from lakesieve.sdk import Changes, Instant, ReadUnit, Snapshot, WriteOptions
     from pyspark.sql import DataFrame, SparkSession
     from pyspark.sql.types import StructType
@@ -129,6 +130,12 @@ class IcebergFormat(TableFormatBase):
         from lakesieve.plugins.iceberg.unit_reader import read_unit_batches
 
         return read_unit_batches(self.ref, unit, instant, columns)
+
+    def native_skipping(self, instant: str | None, column: str, key_type: str) -> IcebergPlanning:
+        """pyiceberg's scan planning of each query on ``column``; see :mod:`.skipping`."""
+        from lakesieve.plugins.iceberg.skipping import iceberg_skipping
+
+        return iceberg_skipping(self.ref, instant, column, key_type)
 
     def write(self, spark: SparkSession, df: DataFrame, options: WriteOptions) -> Instant:
         """Write ``df`` as one Iceberg snapshot; see :mod:`.write` for modes and limits."""
