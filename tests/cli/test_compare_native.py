@@ -12,8 +12,8 @@ evaluating the predicate text over those rows.
 
 from __future__ import annotations
 
+import html
 import itertools
-import json
 import math
 import random
 from pathlib import Path
@@ -89,8 +89,7 @@ class Native:
         self.schema = self.table.schema(None)
         self.located = rows_with_location(fmt, path)
         self.view = f"native_rows_{next(_views)}"
-        frame = arrow_frame(spark, self.located).cache()
-        frame.createOrReplaceTempView(self.view)
+        arrow_frame(spark, self.located).createOrReplaceTempView(self.view)
         self.locations = frozenset(self.located.column(LOC).to_pylist())
         self.snapshot = self.table.snapshot(None)
         self._skipping: dict[str, Any] = {}
@@ -111,13 +110,17 @@ class Native:
         return self.locations if found is None else found & self.locations
 
     def truth(self, wheres: list[str]) -> dict[str, set[str]]:
-        """Per condition, the files holding a row Spark SQL selects with it (one Spark job)."""
+        """Per condition, the files holding a row Spark SQL selects with it.
+
+        One projection over rows held in memory (Spark evaluates it on the
+        driver, no shuffle); a condition that is NULL selects nothing, as in
+        ``WHERE``.
+        """
         flags = ", ".join(
-            f"max(CASE WHEN ({w}) THEN 1 ELSE 0 END) AS q{i}" for i, w in enumerate(wheres)
+            f"CASE WHEN ({w}) THEN 1 ELSE 0 END AS q{i}" for i, w in enumerate(wheres)
         )
         out: dict[str, set[str]] = {w: set() for w in wheres}
-        sql = f"SELECT {LOC}, {flags} FROM {self.view} GROUP BY {LOC}"
-        for row in self.spark.sql(sql).collect():
+        for row in self.spark.sql(f"SELECT {LOC}, {flags} FROM {self.view}").collect():
             for i, w in enumerate(wheres):
                 if row[i + 1] == 1:
                     out[w].add(row[0])
@@ -160,12 +163,12 @@ def test_native_row_never_leaves_out_a_matching_file(fmt: str, natives: dict[str
     assert LABELS[fmt] in native.skipping("id").source
 
     @settings(
-        max_examples=20,
+        max_examples=24,
         deadline=None,
         derandomize=True,
         suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow],
     )
-    @given(st.lists(predicates(native.schema), min_size=6, max_size=6))
+    @given(st.lists(predicates(native.schema), min_size=8, max_size=8))
     def check(asked: list[tuple[str, str]]) -> None:
         truth = native.truth([where for _, where in asked])
         for column, where in asked:
@@ -180,6 +183,9 @@ def test_statistics_prune_sorted_keys(fmt: str, natives: dict[str, Native]) -> N
     """``id`` runs one file each: a point or a short range reads one file, not all four."""
     native = natives[fmt]
     assert len(native.locations) == LOCATIONS
+    # only Iceberg's planning is the format's own code, and only where no NaN widening applies
+    assert native.skipping("id").approximation is (fmt != "iceberg")
+    assert native.skipping("f").approximation is True
     wheres = ["`id` = 5", "`id` IN (13, 14)", "`id` BETWEEN 25 AND 27", "`id` >= 40", "`id` <= 2"]
     truth = native.truth(wheres)
     for where in wheres:
@@ -188,21 +194,19 @@ def test_statistics_prune_sorted_keys(fmt: str, natives: dict[str, Native]) -> N
 
 
 def test_cli_prints_the_native_row(
-    natives: dict[str, Native], capsys: pytest.CaptureFixture[str]
+    natives: dict[str, Native], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    """The text table has a native column and its label; ``--json`` the row itself."""
+    """The text table has a native column and its label, and so has the HTML report."""
     delta = natives["delta"].table.path
-    args = ["compare", delta, "--column", "id", "--types", "zonemap", "--queries", "4", "--no-e2e"]
-    assert main(args) == 0
+    html_path = tmp_path / "report.html"
+    args = ["compare", delta, "--column", "id", "--types", "zonemap", "--queries", "4"]
+    assert main([*args, "--no-e2e", "--html", str(html_path)]) == 0
     text = capsys.readouterr().out
     head = next(line for line in text.splitlines() if "zonemap" in line)
     assert head.split() == ["zonemap", "native*"]
     label = next(line for line in text.splitlines() if line.startswith("* native"))
     assert "approximation" in label and LABELS["delta"] in label
     point = next(line for line in text.splitlines() if line.strip().startswith("point"))
-    assert float(point.split()[2]) < LOCATIONS  # the native figure of a point: one file, not all
-    iceberg = natives["iceberg"].table.path
-    assert main([*args[:1], iceberg, *args[2:], "--json"]) == 0
-    row = json.loads(capsys.readouterr().out)["native"]
-    assert row["approximation"] is False and row["source"].startswith(LABELS["iceberg"])
-    assert row["selected"]["point"] == 1.0 and row["answered_all"]["point"] == 0
+    assert float(point.split()[2]) == 1.0  # the native figure of a point: one file, not all
+    page = html_path.read_text()
+    assert 'id="native"' in page and html.escape(LABELS["delta"]) in page
