@@ -18,6 +18,7 @@ import math
 import random
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import lakesieve
 import pyarrow as pa
@@ -83,11 +84,11 @@ def _rows() -> list[dict[str, Any]]:
 class Native:
     """One written table: its located rows (a cached Spark view) and its native skipping per column."""
 
-    def __init__(self, spark: Any, fmt: str, path: Path) -> None:
+    def __init__(self, spark: Any, path: Path, located: pa.Table) -> None:
         self.spark = spark
         self.table = lakesieve.open(path)
         self.schema = self.table.schema(None)
-        self.located = rows_with_location(fmt, path)
+        self.located = located
         self.view = f"native_rows_{next(_views)}"
         arrow_frame(spark, self.located).createOrReplaceTempView(self.view)
         self.locations = frozenset(self.located.column(LOC).to_pylist())
@@ -134,7 +135,7 @@ def natives(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, N
     for fmt in FORMATS:
         path = tmp_path_factory.mktemp(f"native-{fmt}") / "t"
         create(spark, fmt, path, spec)
-        out[fmt] = Native(spark, fmt, path)
+        out[fmt] = Native(spark, path, rows_with_location(fmt, path))
     return out
 
 
@@ -210,3 +211,34 @@ def test_cli_prints_the_native_row(
     assert float(point.split()[2]) == 1.0  # the native figure of a point: one file, not all
     page = html_path.read_text()
     assert 'id="native"' in page and html.escape(LABELS["delta"]) in page
+
+
+def test_delta_partition_values_prune(spark: Any, tmp_path: Path) -> None:
+    """A Delta partition column is skipped by its partition values, the NULL partition included."""
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable, write_deltalake
+
+    path = tmp_path / "parted"
+    rows = pa.table({"k": pa.array([1, 2, 3, 4, 5], pa.int64()), "p": ["a", "b", None, "b", "c"]})
+    write_deltalake(str(path), rows, partition_by=["p"])
+    parts = []
+    for action in pa.table(DeltaTable(str(path)).get_add_actions(flatten=True)).to_pylist():
+        # a file's rows with its partition value put back (Delta keeps it in the log only)
+        rel = unquote(action["path"])
+        local = pq.read_table(path / rel)
+        part = pa.array([action["partition.p"]] * local.num_rows, pa.string())
+        parts.append(
+            local.append_column("p", part).append_column(LOC, pa.array([rel] * local.num_rows))
+        )
+    native = Native(spark, path, pa.concat_tables(parts))
+    assert len(native.locations) == 4
+    wheres = [
+        "`p` = 'b'",
+        "`p` IN ('a', 'zz')",
+        "`p` BETWEEN 'a' AND 'b'",
+        "`p` >= 'c'",
+        "`p` < 'b'",
+    ]
+    truth = native.truth(wheres)
+    for where in wheres:
+        assert native.selected("p", where) == truth[where], where
