@@ -198,7 +198,7 @@ def _native(result: dict[str, Any], kinds: list[str]) -> str:
         if kind in native["selected"]
     ]
     return (
-        f'<p class="small" id="native">{esc(NATIVE_LABEL)} {esc(native_label(native))}</p>'
+        f'<p class="small" id="native">{esc(NATIVE_LABEL[-1])} {esc(native_label(native))}</p>'
         + _table(["kind", "native: locations selected (mean)", "exact"], rows)
     )
 
