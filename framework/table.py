@@ -37,6 +37,7 @@ from lakesieve.maintenance.repair import refresh_broken
 from lakesieve.maintenance.vacuum import VacuumResult, vacuum
 from lakesieve.model import Instant, Snapshot, TableRef, WriteOptions
 from lakesieve.query.arrow_read import read_plan_arrow
+from lakesieve.query.parquet_read import parquet_frame
 from lakesieve.query.planner import evaluate
 from lakesieve.query.query_plan import Plan, elapsed_ms, explain_plan
 from lakesieve.query.table_view import TableView
@@ -405,11 +406,19 @@ class Table:
             )
 
     def read_plan(self, plan: Plan, spark: SparkSession | None = None) -> DataFrame:
-        """Read the units of a plan and apply its predicate."""
+        """Read the units of a plan and apply its predicate.
+
+        Units that are all Parquet files Spark reads as they are make one Spark
+        Parquet scan with nothing listed (:mod:`lakesieve.query.parquet_read`),
+        which the predicate's pushable parts reach; any other plan is the
+        format's own read.
+        """
         spark = spark or get_spark()
-        frame = self.view.fmt.read(
-            spark, plan.units, plan.table_instant.id if plan.table_instant else None, False
-        )
+        frame = parquet_frame(spark, self.view, plan)
+        if frame is None:
+            frame = self.view.fmt.read(
+                spark, plan.units, plan.table_instant.id if plan.table_instant else None, False
+            )
         if plan.bound is not None:
             frame = frame.where(to_sql(plan.bound))
         return frame

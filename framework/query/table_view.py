@@ -99,6 +99,10 @@ class TableView:
             self._at_instant.popitem(last=False)
         return value
 
+    def remembered(self, kind: str, inst: Instant, make: Any) -> Any:
+        """``make()``, remembered for ``(kind, inst)``: for answers fixed per completed instant."""
+        return self._cached(kind, inst, make)
+
     def schema_at(self, inst: Instant | None) -> pa.Schema:
         """The table's Arrow schema at ``inst`` (the format's answer for no instant when ``None``)."""
 
