@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from lakesieve.contract.protocols import ReadsParquetFiles
 from lakesieve.files.spark_scan import RAW_LOCAL_FILES, parquet_reader
+from lakesieve.spark.object_storage import prepare
 
 if TYPE_CHECKING:
     from lakesieve.model import ReadUnit
@@ -137,20 +138,21 @@ def selection(files: InstantFiles, units: Sequence[ReadUnit], every: bool = Fals
 
 def _jvm_frame(spark: SparkSession, files: InstantFiles, chosen: str) -> DataFrame | None:
     """The JVM's frame of the chosen files (nothing listed); ``None`` where the driver lacks it."""
-    if id(spark) in _NO_JVM_FRAMES:
-        return None
-    jvm = getattr(getattr(spark, "sparkContext", None), "_jvm", None)
     session = getattr(spark, "_jsparkSession", None)
-    if jvm is None or session is None:
-        return None  # Spark Connect: no driver JVM to ask
-    from py4j.protocol import Py4JError
+    if session is None or id(spark) in _NO_JVM_FRAMES:
+        return None  # Spark Connect (no driver JVM to ask), or a driver without the jar
+    from py4j.protocol import Py4JError, Py4JJavaError
     from pyspark.sql import DataFrame as SparkDataFrame
 
     try:
+        jvm = spark.sparkContext._jvm
+        assert jvm is not None
         tables = jvm.org.lakesieve.spark.FileTables
         jdf = tables.frame(session, files.token, chosen)
         if jdf is None:  # not sent yet, or no longer kept there
             jdf = tables.loadFrame(session, files.token, files.table, chosen)
+    except Py4JJavaError:  # the JVM refused these files: spark.read.parquet reads them
+        return None
     except Py4JError:  # no lakesieve jar on this driver, or one without FileTables.frame
         with _lock:
             _NO_JVM_FRAMES.add(id(spark))
@@ -170,6 +172,7 @@ def parquet_frame(spark: SparkSession, view: TableView, plan: Plan) -> DataFrame
     fmt = view.fmt
     if inst is None or not plan.units or not isinstance(fmt, ReadsParquetFiles):
         return None
+    prepare(spark, view.path, view.ref.options)  # a table on object storage: S3A settings
 
     def make() -> InstantFiles | None:
         units = plan.snapshot.units
