@@ -69,6 +69,18 @@ def digest(keys: list[int]) -> str:
     return hashlib.sha1(",".join(map(str, sorted(keys))).encode()).hexdigest()
 
 
+def index_folder_bytes(path: str) -> int:
+    """Bytes of the table's index store, wherever its format keeps it.
+
+    An Iceberg table in a Hadoop catalog keeps its store in the namespace
+    folder (``<namespace>/.lakesieve/indexes/<table>``), not under the table.
+    """
+    import lakesieve
+
+    root = str(lakesieve.open(path).store.root)
+    return folder_bytes(Path(root))
+
+
 def folder_bytes(path: Path) -> int:
     """Bytes of the files under ``path`` (checksum files left out)."""
     if not path.exists():
@@ -292,7 +304,7 @@ def lakesieve_side(
         "system": "lakesieve",
         "indexes": built,
         "index_bytes": sum(b["index_bytes"] for b in built.values()),
-        "index_bytes_on_disk": folder_bytes(Path(path) / ".lakesieve"),
+        "index_bytes_on_disk": index_folder_bytes(path),
         "build_seconds": sum(b["build_seconds"] for b in built.values()),
     }
     return system, rows
@@ -315,7 +327,7 @@ def lakesieve_refresh(spark: Any, path: str, queries: dict[str, str]) -> dict[st
         "refresh_seconds": seconds,
         "actions": sorted({str(getattr(r, "action", "")) for r in results}),
         "point_key_files_after_upsert": sum(_unit_files(u) for u in after.units),
-        "index_bytes_after_upsert": folder_bytes(Path(path) / ".lakesieve"),
+        "index_bytes_after_upsert": index_folder_bytes(path),
     }
 
 
