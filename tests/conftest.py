@@ -191,6 +191,7 @@ SLOW_FILES = {
     "test_hudi_spark_written.py": 25,
     # new in the twenty-third session (its file alone: 64 s at load 5, Spark start included)
     "test_compare_native.py": 45,
+    "test_parquet_read.py": 50,  # alone: about 72 s at load 6-7
 }
 
 
