@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import random
-import statistics
 import time
 from typing import Any
 
@@ -27,7 +26,12 @@ from lakesieve.contract.format_read import read_columns
 from lakesieve.errors import LakesieveError, UnknownPluginError
 from lakesieve.expressions import BoundColumn, bind, quote_ident, resolve_column, sql_literal
 from lakesieve.maintenance.vacuum import TEMP_PREFIX
-from lakesieve.measure.native import choose_skipping, native_label, native_row
+from lakesieve.measure.native import (
+    choose_skipping,
+    native_label,
+    native_row,
+    selection_counts,
+)
 from lakesieve.query.planner import evaluate
 from lakesieve.state.in_use import IndexInUse
 
@@ -320,22 +324,16 @@ def compare_indexes(
             lat: list[float] = []
             if bound["point"]:  # warm-up: the first lookup pays one-time decoding costs
                 evaluate(bound["point"][0].node, {col.name: [loaded]})
-            selected: dict[str, float] = {}
-            answered_all: dict[str, int] = {}
-            for kind, preds in bound.items():
-                counts = []
-                alls = 0
-                for bp in preds:
-                    t0 = time.perf_counter()
-                    ans = evaluate(bp.node, {col.name: [loaded]})
-                    lat.append((time.perf_counter() - t0) * 1000.0)
-                    if ans is None:
-                        alls += 1
-                        counts.append(total)
-                    else:
-                        counts.append(len(ans & locations))
-                selected[kind] = round(statistics.fmean(counts), 3) if counts else float(total)
-                answered_all[kind] = alls
+
+            def timed(
+                node: Any, loaded: IndexInUse = loaded, lat: list[float] = lat
+            ) -> frozenset[str] | None:
+                t0 = time.perf_counter()
+                ans = evaluate(node, {col.name: [loaded]})
+                lat.append((time.perf_counter() - t0) * 1000.0)
+                return ans
+
+            selected, answered_all = selection_counts(bound, locations, timed)
             fig["lookup_p50_ms"] = round(_pct(lat, 0.5), 4)
             fig["lookup_p99_ms"] = round(_pct(lat, 0.99), 4)
             fig["selected"] = selected

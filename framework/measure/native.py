@@ -23,7 +23,7 @@ column; each is asked as the planner asks an index
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from lakesieve.contract.protocols import NativeSkipping, SkipsFiles
@@ -55,14 +55,17 @@ def choose_skipping(
     return MinMaxSkipping(col.spark_type, stats, source)
 
 
-def native_row(
-    skipping: SkipsFiles, bound: Mapping[str, Sequence[Any]], locations: frozenset[str]
-) -> dict[str, Any]:
-    """Mean locations ``skipping`` selects per query kind, as the index types' ``selected``.
+def selection_counts(
+    bound: Mapping[str, Sequence[Any]],
+    locations: frozenset[str],
+    answer: Callable[[Any], frozenset[str] | set[str] | None],
+) -> tuple[dict[str, float], dict[str, int]]:
+    """Mean locations ``answer`` selects per query kind, and how often it selects them all.
 
-    ``bound`` maps each kind to its bound predicates; an answer is counted
-    among ``locations`` (the snapshot's), and a query it cannot answer counts
-    every location (``answered_all``).
+    ``bound`` maps each kind to its bound predicates; ``answer`` takes one
+    predicate's node and returns the locations it selects (``None``: every
+    location). An answer is counted among ``locations`` (the snapshot's).
+    Returns ``(selected, answered_all)``, keyed by kind, as compare reports them.
     """
     total = len(locations)
     selected: dict[str, float] = {}
@@ -71,7 +74,7 @@ def native_row(
         counts: list[int] = []
         alls = 0
         for bp in preds:
-            found = select_for(skipping, bp.node)
+            found = answer(bp.node)
             if found is None:
                 alls += 1
                 counts.append(total)
@@ -79,6 +82,19 @@ def native_row(
                 counts.append(len(found & locations))
         selected[kind] = round(statistics.fmean(counts), 3) if counts else float(total)
         answered_all[kind] = alls
+    return selected, answered_all
+
+
+def native_row(
+    skipping: SkipsFiles, bound: Mapping[str, Sequence[Any]], locations: frozenset[str]
+) -> dict[str, Any]:
+    """Mean locations ``skipping`` selects per query kind, as the index types' ``selected``.
+
+    A query it cannot answer counts every location (``answered_all``).
+    """
+    selected, answered_all = selection_counts(
+        bound, locations, lambda node: select_for(skipping, node)
+    )
     return {
         "source": skipping.source,
         "approximation": bool(skipping.approximation),
