@@ -105,6 +105,8 @@ in-process build.
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import datetime as dt
 import decimal
 import json
@@ -654,6 +656,22 @@ def _frame(spark: Any, key_type: str, columns: dict[str, list[Any]], ddl: str) -
     return spark.createDataFrame(pa.table(arrays), schema=ddl)
 
 
+#: Indexes the kit built, by index type, session time zone, key type, rows,
+#: parameters and hints: the examples of the kit's tests draw the same
+#: relations again and again (the empty one above all, the first draw of every
+#: derandomised test), and each build is a few Spark jobs. A build of the same
+#: rows is handed a copy of the first one (:attr:`IndexContract.reuse_builds`).
+_BUILDS: dict[tuple[str, ...], BuiltIndex] = {}
+_BUILDS_KEPT = 1024
+
+
+def _copy_built(built: BuiltIndex) -> BuiltIndex:
+    """A copy of ``built`` a caller may change (its own ``files`` dict and ``meta``)."""
+    return dataclasses.replace(
+        built, files=dict(built.files), meta=copy.deepcopy(built.meta), written=[]
+    )
+
+
 def ipc_round_trip(built: BuiltIndex) -> tuple[BuiltIndex, int]:
     """``built`` through Arrow IPC file bytes and JSON meta, as the index store keeps it.
 
@@ -705,6 +723,10 @@ class IndexContract:
         shrink: let hypothesis shrink a failing example to a minimal one
             (many more Spark builds; ``LAKESIEVE_CONTRACT_SHRINK=1`` also
             turns it on). Off, the first failing example is reported as drawn.
+        reuse_builds: a build of rows the kit built before in this process
+            (same index type, parameters, hints, key type and session time
+            zone) is a copy of that build, not another Spark build: set it
+            ``False`` for an index type whose build depends on anything else.
     """
 
     index_type: ClassVar[str] = ""
@@ -722,6 +744,7 @@ class IndexContract:
     max_locations: ClassVar[int] = 5
     queries_per_example: ClassVar[int] = 12
     shrink: ClassVar[bool] = False
+    reuse_builds: ClassVar[bool] = True
     _delta_support: ClassVar[dict[str, bool]] = {}
 
     # ----------------------------------------------------------- pytest hooks
@@ -811,13 +834,27 @@ class IndexContract:
         ``hinted`` tells the build the locations (and one without rows) and
         the row count, as the framework does from a table's metadata.
         """
+        itype = self.index_object()
+        zone = str(spark.conf.get("spark.sql.session.timeZone"))
+        key = (
+            f"{type(itype).__module__}.{type(itype).__qualname__}",
+            self.index_type,
+            zone,
+            key_type,
+            repr(rows),
+            repr(sorted(params.items())),
+            str(hinted),
+        )
+        known = _BUILDS.get(key) if self.reuse_builds else None
+        if known is not None:
+            return _copy_built(known)
         frame = _frame(
             spark,
             key_type,
             {"key": [k for k, _ in rows], "location": [loc for _, loc in rows]},
             f"key {key_type}, location string",
         )
-        built = self.index_object().build(
+        built = itype.build(
             spark,
             frame,
             key_type,
@@ -826,6 +863,10 @@ class IndexContract:
             len(rows) if hinted else None,
         )
         assert isinstance(built, BuiltIndex), f"build returned {type(built).__name__}"
+        if self.reuse_builds and built.fetch is None and not built.written:
+            if len(_BUILDS) >= _BUILDS_KEPT:
+                _BUILDS.clear()
+            _BUILDS[key] = _copy_built(built)
         return built
 
     def load(self, built: BuiltIndex) -> Any:
