@@ -30,6 +30,8 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import TEST_JVM_OPTIONS, TEST_SPARK_CONF
+
 ROOT = Path(__file__).resolve().parents[2]
 WHERE = "k = 70"  # three rows: at most three of the four file groups
 
@@ -63,6 +65,12 @@ def connect_url(tmp_path: Path) -> Iterator[str]:
     command += ["--conf", f"spark.connect.grpc.binding.port={port}"]
     command += ["--conf", "spark.connect.grpc.binding.address=127.0.0.1"]
     command += ["--conf", "spark.ui.enabled=false", "--conf", "spark.driver.memory=1g"]
+    # the tests' JVM and Spark settings (a first-tier JIT, the serial collector, no
+    # whole-stage code generation): the server runs a few small jobs, as the suite does
+    command += ["--driver-java-options", TEST_JVM_OPTIONS]
+    for key, value in TEST_SPARK_CONF.items():
+        if key.startswith("spark.sql.") or key == "spark.default.parallelism":
+            command += ["--conf", f"{key}={value}"]
     with log.open("wb") as out:
         proc = subprocess.Popen(
             command,
