@@ -8,6 +8,7 @@ NaN, -0.0 and NULL where Arrow's comparisons differ from Spark SQL's.
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 import lakesieve
@@ -27,7 +28,7 @@ from lakesieve.table import write
 from pyspark.sql.datasource import EqualTo, GreaterThan
 
 from tests.tables import (
-    expected_rows,
+    arrow_frame,
     hudi_rs_rows,
     make_rows,
     sorted_rows,
@@ -49,6 +50,23 @@ def mor(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     return {"path": str(path), "table": lakesieve.open(path)}
 
 
+def expected(
+    spark: Any,
+    mor: dict[str, Any],
+    where: str,
+    columns: Sequence[str] = ("id", "k", "s", "d", "amount", "part", "version"),
+) -> list[tuple]:
+    """:func:`~tests.tables.expected_rows` of the module's table: Spark SQL over hudi-rs's rows.
+
+    The table does not change after the fixture: hudi-rs reads its rows and
+    they are handed to Spark (a temporary view) once, not once per check.
+    """
+    if "native_view" not in mor:
+        arrow_frame(spark, hudi_rs_rows(mor["path"])).createOrReplaceTempView("ds_mor_native")
+        mor["native_view"] = "ds_mor_native"
+    return sorted_rows(spark.sql(f"SELECT * FROM {mor['native_view']} WHERE {where}"), columns)
+
+
 QUERIES = [
     "k = 60",
     "k BETWEEN 40 AND 45",
@@ -67,7 +85,7 @@ def test_data_source_rows_equal_spark_over_hudi_rs(
     spark: Any, mor: dict[str, Any], where: str
 ) -> None:
     got = spark.read.format("lakesieve_python").load(mor["path"]).where(where)
-    assert sorted_rows(got) == expected_rows(spark, mor["path"], where)
+    assert sorted_rows(got) == expected(spark, mor, where)
 
 
 @pytest.mark.parametrize("where", QUERIES)
@@ -78,7 +96,7 @@ def test_pruned_data_source_rows_equal_spark_over_hudi_rs(
     got = (
         spark.read.format("lakesieve_python").option("prune", "true").load(mor["path"]).where(where)
     )
-    assert sorted_rows(got) == expected_rows(spark, mor["path"], where)
+    assert sorted_rows(got) == expected(spark, mor, where)
 
 
 def test_pruned_tasks_hand_spark_only_the_matching_rows(spark: Any, mor: dict[str, Any]) -> None:
@@ -94,7 +112,7 @@ def test_pruned_tasks_hand_spark_only_the_matching_rows(spark: Any, mor: dict[st
     batches = [b for part in parts for b in read_partition(part, target)]  # type: ignore[arg-type]
     assert all(b.schema.equals(target) for b in batches)
     got = sorted((r["id"], r["k"]) for b in batches for r in b.to_pylist())
-    want = expected_rows(spark, mor["path"], "amount > 500.25 AND k > 100", columns=("id", "k"))
+    want = expected(spark, mor, "amount > 500.25 AND k > 100", columns=("id", "k"))
     assert got == want
     unfiltered = [
         UnitPartition(p.unit_json, p.table_path, p.table_format, p.instant, {}, ["id", "k"])  # type: ignore[attr-defined]
@@ -109,7 +127,7 @@ def test_full_read_through_sql_view_equals_hudi_rs(spark: Any, mor: dict[str, An
         f"CREATE OR REPLACE TEMPORARY VIEW ds_mor USING lakesieve_python OPTIONS (path '{mor['path']}')"
     )
     got = spark.sql("SELECT * FROM ds_mor")
-    want = expected_rows(spark, mor["path"], "TRUE")
+    want = expected(spark, mor, "TRUE")
     assert len(want) == 1200 - 100 and sorted_rows(got) == want
 
 
@@ -236,14 +254,14 @@ def test_reused_frame_and_view_without_filters_read_every_row(
 ) -> None:
     """The default scan is exact on a relation reused after a filtered query (Spark keeps its plan)."""
     frame = spark.read.format("lakesieve_python").load(mor["path"])
-    assert frame.where("k = 60").count() == len(expected_rows(spark, mor["path"], "k = 60"))
+    assert frame.where("k = 60").count() == len(expected(spark, mor, "k = 60"))
     assert frame.count() == 1100
-    assert frame.where("k + 1 = 61").count() == len(expected_rows(spark, mor["path"], "k = 60"))
+    assert frame.where("k + 1 = 61").count() == len(expected(spark, mor, "k = 60"))
     spark.sql(
         f"CREATE OR REPLACE TEMPORARY VIEW ds_reused USING lakesieve_python OPTIONS (path '{mor['path']}')"
     )
     assert spark.sql("SELECT count(*) FROM ds_reused WHERE k = 60").first()[0] == len(
-        expected_rows(spark, mor["path"], "k = 60")
+        expected(spark, mor, "k = 60")
     )
     assert spark.sql("SELECT count(*) FROM ds_reused").first()[0] == 1100
 
@@ -257,7 +275,7 @@ def test_reused_pruning_frame_without_filters_reads_every_location(
     spark: Any, mor: dict[str, Any]
 ) -> None:
     frame = spark.read.format("lakesieve_python").option("prune", "true").load(mor["path"])
-    assert frame.where("k = 60").count() == len(expected_rows(spark, mor["path"], "k = 60"))
+    assert frame.where("k = 60").count() == len(expected(spark, mor, "k = 60"))
     assert frame.count() == 1100
 
 
@@ -266,7 +284,7 @@ def test_columns_option_reads_only_the_named_columns(spark: Any, mor: dict[str, 
     assert frame.columns == ["k", "s", "id"]
     where = "k BETWEEN 40 AND 45 OR s = 'cedar-0003'"
     got = sorted_rows(frame.where(where), ("id", "k", "s"))
-    assert got and got == expected_rows(spark, mor["path"], where, columns=("id", "k", "s"))
+    assert got and got == expected(spark, mor, where, columns=("id", "k", "s"))
 
 
 def test_columns_option_in_sql_view_counts_every_row(spark: Any, mor: dict[str, Any]) -> None:
