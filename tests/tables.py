@@ -28,8 +28,10 @@ LOC = "__location"
 #: stored and chained keep their delta states however small the base
 #: (``max_delta_share`` has its own tests in test_refresh.py).
 #: delta chains computed by Spark jobs: the stamped and change data tests check
-#: Spark's paths (the driver's are checked where ``driver_max_mb`` is left on)
-CHAINS = RefreshPolicy(max_delta_share=math.inf, driver_max_mb=0)
+#: Spark's paths (the driver's are checked where ``driver_max_mb`` is left on),
+#: read as deltas however much of the small table a change rewrote
+#: (``rebuild_share`` has its own tests in test_refresh_rebuild.py)
+CHAINS = RefreshPolicy(max_delta_share=math.inf, driver_max_mb=0, rebuild_share=math.inf)
 WORDS = ["amber", "birch", "cedar", "delta", "ember", "fjord", "grove", "heath", "iris", "juniper"]
 
 

@@ -22,6 +22,7 @@ _BOUNDS: dict[str, tuple[float, bool]] = {
     "max_delta_rows": (0.0, True),
     "max_delta_share": (0.0, True),
     "max_mb": (0.0, True),
+    "rebuild_share": (0.0, True),
     "limit": (0.0, True),
     "queries": (1.0, True),
     "scale": (0.0, False),

@@ -134,6 +134,7 @@ def _maintain(table: Any, args: argparse.Namespace) -> int:
         max_delta_rows=args.max_delta_rows,
         max_delta_share=args.max_delta_share,
         driver_max_mb=args.max_mb,
+        rebuild_share=getattr(args, "rebuild_share", 1.0),
         vacuum_after_compaction=args.vacuum,
         vacuum_grace_seconds=args.grace_seconds if args.grace_seconds is not None else 3600.0,
     )
@@ -335,6 +336,13 @@ def _add_maintain(isub: Any) -> None:
         sp.add_argument(
             "--vacuum", action="store_true", help="vacuum after compacting (default: no vacuum)"
         )
+    rf.add_argument(
+        "--rebuild-share",
+        type=float,
+        default=1.0,
+        help="build an index afresh instead of folding a delta by Spark when the delta holds this "
+        "share of the table's rows or more (default %(default)g)",
+    )
 
 
 def _add_check_and_repair(isub: Any) -> None:

@@ -44,6 +44,8 @@ CASES = [
     (["index", "refresh", "{t}", "--grace-seconds", "inf"], "--grace-seconds"),
     (["index", "refresh", "{t}", "--max-deltas", "-1"], "--max-deltas"),
     (["index", "compact", "{t}", "--max-delta-rows", "-3"], "--max-delta-rows"),
+    (["index", "refresh", "{t}", "--rebuild-share", "-0.5"], "--rebuild-share"),
+    (["index", "refresh", "{t}", "--rebuild-share", "nan"], "--rebuild-share"),
     (["index", "refresh", "{t}", "--name", "/abs/path"], "--name"),
     (["query", "{t}", "--where", "k = 1", "--engine", "spark", "--max-mb", "nan"], "--max-mb"),
     (["query", "{t}", "--where", "k = 1", "--engine", "spark", "--limit", "-1"], "--limit"),

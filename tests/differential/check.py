@@ -140,7 +140,8 @@ class Case:
         self.history += [m.kind for m in mutations]
         if refresh:
             self.history.append("refresh")
-            # deltas kept however small the base: the share exercises the delta overlay;
+            # deltas kept however small the base and however much a change rewrote: the
+            # share exercises the delta overlay;
             # every other index's changes are read on the driver (Arrow), the rest by
             # Spark jobs, starting with the one or the other by format, so that each
             # index type meets both engines over the formats
@@ -148,7 +149,9 @@ class Case:
             first = sum(map(ord, self.fmt)) % 2
             for i, definition in enumerate(self.table.indexes()):
                 mb = 256.0 if (i + first) % 2 == 0 else 0.0
-                policy = RefreshPolicy(max_delta_share=math.inf, driver_max_mb=mb)
+                policy = RefreshPolicy(
+                    max_delta_share=math.inf, driver_max_mb=mb, rebuild_share=math.inf
+                )
                 refreshed += self.table.refresh(definition.name, spark=self.spark, policy=policy)
             # indexes brought up to date by a delta (not rebuilt, not skipped)
             by_delta = [r for r in refreshed if r.action in ("delta", "compacted")]

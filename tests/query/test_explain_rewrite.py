@@ -57,7 +57,11 @@ def test_explain_after_rewrite_counts_no_more_locations_than_the_snapshot(
     # location with Spark (on the driver the rewritten files would be followed to the new ones
     # and the chain folded into a new base)
     never = RefreshPolicy(
-        max_deltas=100, max_delta_rows=10**9, max_delta_share=float("inf"), driver_max_mb=0
+        max_deltas=100,
+        max_delta_rows=10**9,
+        max_delta_share=float("inf"),
+        driver_max_mb=0,
+        rebuild_share=float("inf"),
     )
     results = table.refresh(spark=spark, policy=never)
     assert [r.action for r in results] == ["delta"]

@@ -1,7 +1,8 @@
 """Refresh: an index brought from its newest state to the table's latest instant.
 
-- :mod:`.run`: the refresh itself (policy, result, the commit of a new state;
+- :mod:`.run`: the refresh itself (result, the commit of a new state;
   how refresh works, and why it is exact and safe to race, in its docstring);
+- :mod:`.policy`: when refresh folds deltas, reads on the driver, or builds afresh;
 - :mod:`.plan`: what a refresh reads between two instants, and why it is exact;
 - :mod:`.stamped`: the stamped locations, both sides read in one Spark task;
 - :mod:`.driver`: a small refresh read and summed on the driver with Arrow;

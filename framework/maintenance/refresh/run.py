@@ -43,6 +43,14 @@ names first, for an index type that can
 (:class:`~lakesieve.contract.protocols.RenamesLocations`), and rebuilds the
 index where it must fold and the type cannot.
 
+**A build instead of a large fold.** A ``MERGE`` that rewrote every file
+and moved rows between files leaves no pairs: the delta holds every row
+twice, once removed and once added. Folding that into the base by Spark cost
+more than twice a build at SF1 (the ``groupBy`` and ``apply_delta`` over
+twice the table's rows). A delta that must be folded by Spark and holds at
+least ``RefreshPolicy.rebuild_share`` of the table's rows is therefore not
+folded: the index is built afresh, which reads the table once.
+
 **Crash safety and concurrency.** Every new state is written as files first
 and becomes visible with one exclusive log commit naming its parent state.
 A refresh killed at any point leaves the previous state (and at worst some
@@ -55,7 +63,6 @@ lost or applied twice.
 
 from __future__ import annotations
 
-import math
 import time
 import warnings
 from dataclasses import asdict, dataclass
@@ -77,6 +84,7 @@ from lakesieve.maintenance.refresh.plan import (
     seen_after,
     summed_frame,
 )
+from lakesieve.maintenance.refresh.policy import RefreshPolicy
 from lakesieve.maintenance.vacuum import vacuum
 from lakesieve.model import BuiltIndex, Instant
 from lakesieve.spark.session import SessionOnDemand
@@ -87,54 +95,6 @@ from lakesieve.store.seen_locations import hashes, seen_of, stamp
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
-
-
-@dataclass(frozen=True)
-class RefreshPolicy:
-    """When refresh folds deltas into a new base.
-
-    Attributes:
-        max_deltas: compact once the chain would hold more delta states.
-        max_delta_rows: compact once the chain's stored delta rows would exceed this.
-        max_delta_share: compact once the chain's delta bytes would exceed this
-            share of its base's bytes (a delta holds one entry per changed
-            ``(key, location)``, which for a compact index such as Sieve or a
-            zone map is soon larger than the whole base); ``inf`` never
-            compacts on bytes.
-        vacuum_after_compaction: run vacuum after each compaction.
-        vacuum_grace_seconds: files no state names are kept this long.
-        driver_max_mb: a delta whose reads come to at most about this many
-            MiB (the columns it reads of the locations it touches) is read on
-            the driver with Arrow, and folded there where the index type can:
-            no Spark session starts (0: always Spark).
-    """
-
-    max_deltas: int = 8
-    max_delta_rows: int = 1_000_000
-    max_delta_share: float = 0.2
-    vacuum_after_compaction: bool = False
-    vacuum_grace_seconds: float = 3600.0
-    driver_max_mb: float = 256.0
-
-    def __post_init__(self) -> None:
-        if self.max_deltas < 0:
-            raise LakesieveError(f"refresh option max_deltas must be >= 0, got {self.max_deltas}")
-        if self.max_delta_rows < 0:
-            raise LakesieveError(
-                f"refresh option max_delta_rows must be >= 0, got {self.max_delta_rows}"
-            )
-        if math.isnan(self.max_delta_share) or self.max_delta_share < 0:
-            raise LakesieveError(
-                f"refresh option max_delta_share must be a number >= 0 (inf: never), got {self.max_delta_share}"
-            )
-        if math.isnan(self.driver_max_mb) or self.driver_max_mb < 0:
-            raise LakesieveError(
-                f"refresh option driver_max_mb must be a number >= 0 (0: always Spark), got {self.driver_max_mb}"
-            )
-        if not math.isfinite(self.vacuum_grace_seconds) or self.vacuum_grace_seconds < 0:
-            raise LakesieveError(
-                f"refresh option vacuum_grace_seconds must be a finite number >= 0, got {self.vacuum_grace_seconds}"
-            )
 
 
 @dataclass
@@ -397,7 +357,11 @@ def refresh_index(
                         renames,
                         "folding them with Spark" if must else "keeping the new delta stored",
                     )
-                if built is None and (must or not folds_on_driver(definition)):
+                large = policy.large_delta(rows, table.view.snapshot_at(target).rows_upper_bound)
+                if built is None and large and (must or not folds_on_driver(definition)):
+                    built, how = build_state(table, definition, target, sessions.get()), "rebuilt"
+                    result.note = large
+                elif built is None and (must or not folds_on_driver(definition)):
                     extra = cached if collected is None else frame_of(sessions.get(), collected)
                     built, how = fold(
                         table,
