@@ -144,14 +144,17 @@ def _selected(table: Table) -> dict[tuple[str, str], set[str] | None]:
     return out
 
 
-def _covers_truth(spark: Any, fmt: str, table: Table) -> dict[tuple[str, str], set[str] | None]:
+def _covers_truth(
+    spark: Any, fmt: str, table: Table, types: int = len(TYPES)
+) -> dict[tuple[str, str], set[str] | None]:
     """Every answering index selects every file with a match; the selections, for comparing."""
     truths, files = _truths(spark, fmt, Path(table.path))
     chosen = _selected(table)
     for (where, name), names in chosen.items():
         if names is not None:  # a Bloom filter answers no range: those read every file
             assert truths[where] <= names <= files, (fmt, name, where, truths[where] - names)
-    assert sum(names is not None for names in chosen.values()) > 3 * len(QUERIES)
+    # every index answered: only a Bloom filter, for the ranges, may not
+    assert sum(names is not None for names in chosen.values()) >= (types - 1) * len(QUERIES)
     return chosen
 
 
@@ -199,11 +202,13 @@ def _lakesieve_rows(spark: Any, ids: list[int], version: int) -> Any:
     )
 
 
-@pytest.mark.parametrize("fmt", ["delta", "iceberg"])
-def test_a_rewrite_that_keeps_rows_in_their_files_is_folded(
-    spark: Any, tmp_path: Path, fmt: str
-) -> None:
+#: a type folded in place and the type an exact fold rebuilds (the rule does not depend on the type)
+PAIRED_TYPES = ("sieve", "exact")
+
+
+def test_a_rewrite_that_keeps_rows_in_their_files_is_folded(spark: Any, tmp_path: Path) -> None:
     """An upsert over every bucket rewrites every file, but each new file pairs with its old one."""
+    fmt = "delta"  # the rule comes after the format's part: Iceberg's rewrites are above
     path = tmp_path / "t"
     bucketed = WriteOptions(
         mode="bulk_insert", record_key=("id",), file_groups=BUCKETS, bucket_column="id"
@@ -212,7 +217,7 @@ def test_a_rewrite_that_keeps_rows_in_their_files_is_folded(
         path, _lakesieve_rows(spark, list(range(400)), 0), format=fmt, options=bucketed, spark=spark
     )
     table = open_table(path)
-    for typ in TYPES:
+    for typ in PAIRED_TYPES:
         table.build_index("k", type=typ, spark=spark)
     upsert = WriteOptions(mode="upsert")
     write(
@@ -222,7 +227,7 @@ def test_a_rewrite_that_keeps_rows_in_their_files_is_folded(
         spark=spark,
     )
     results = _refresh(table, spark, SPARK_FOLDS)
-    for typ in TYPES:
+    for typ in PAIRED_TYPES:
         r = results[f"k_{typ}"]
         assert 0 < r.delta_rows < 200, r  # the changed keys: the files paired
         # an exact index cannot move its entries to new names: rebuilt by its type, as before
@@ -230,16 +235,16 @@ def test_a_rewrite_that_keeps_rows_in_their_files_is_folded(
             ("rebuilt", 0) if typ == "exact" else ("compacted", BUCKETS)
         ), r
         assert "rebuild_share" not in r.note, r
-    _covers_truth(spark, fmt, table)
+    _covers_truth(spark, fmt, table, len(PAIRED_TYPES))
     # the same small delta past a lower share is built afresh
     write(path, _lakesieve_rows(spark, [*range(3, 400, 11)], 2), options=upsert, spark=spark)
     results = _refresh(
         table, spark, RefreshPolicy(driver_max_mb=0, max_delta_rows=10, rebuild_share=0.05)
     )
-    for typ in TYPES:
+    for typ in PAIRED_TYPES:
         r = results[f"k_{typ}"]
         assert (r.action, r.chain_length) == ("rebuilt", 0) and "rebuild_share 0.05" in r.note, r
-    _covers_truth(spark, fmt, table)
+    _covers_truth(spark, fmt, table, len(PAIRED_TYPES))
 
 
 def test_a_delta_folded_on_the_driver_is_never_built_afresh(spark: Any, tmp_path: Path) -> None:
