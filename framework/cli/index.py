@@ -134,7 +134,7 @@ def _maintain(table: Any, args: argparse.Namespace) -> int:
         max_delta_rows=args.max_delta_rows,
         max_delta_share=args.max_delta_share,
         driver_max_mb=args.max_mb,
-        rebuild_share=getattr(args, "rebuild_share", 1.0),
+        rebuild_share=getattr(args, "rebuild_share", RefreshPolicy.rebuild_share),
         vacuum_after_compaction=args.vacuum,
         vacuum_grace_seconds=args.grace_seconds if args.grace_seconds is not None else 3600.0,
     )

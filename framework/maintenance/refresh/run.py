@@ -357,22 +357,27 @@ def refresh_index(
                         renames,
                         "folding them with Spark" if must else "keeping the new delta stored",
                     )
-                large = policy.large_delta(rows, table.view.snapshot_at(target).rows_upper_bound)
-                if built is None and large and (must or not folds_on_driver(definition)):
-                    built, how = build_state(table, definition, target, sessions.get()), "rebuilt"
-                    result.note = large
-                elif built is None and (must or not folds_on_driver(definition)):
-                    extra = cached if collected is None else frame_of(sessions.get(), collected)
-                    built, how = fold(
-                        table,
-                        sessions.get(),
-                        definition,
-                        chain,
-                        extra,
-                        target,
-                        rebuild=must,
-                        renames=renames,
-                    )
+                if built is None and (must or not folds_on_driver(definition)):
+                    rows_now = table.view.snapshot_at(target).rows_upper_bound
+                    large = policy.large_delta(rows, rows_now)
+                    if large:  # a fold by Spark would cost more than a build
+                        built, how = (
+                            build_state(table, definition, target, sessions.get()),
+                            "rebuilt",
+                        )
+                        result.note = large
+                    else:
+                        extra = cached if collected is None else frame_of(sessions.get(), collected)
+                        built, how = fold(
+                            table,
+                            sessions.get(),
+                            definition,
+                            chain,
+                            extra,
+                            target,
+                            rebuild=must,
+                            renames=renames,
+                        )
             if built is not None:
                 try:
                     commit_state(table, name, head, built, target, "base", None, seen)
